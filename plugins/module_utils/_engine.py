@@ -1,0 +1,181 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The one path every module follows after it has planned:
+
+check mode → diff → journal ``before`` → apply → read back and verify → journal commit; on any
+failure the changes this call already made are reverted and the message names the key.
+
+Each domain (``sysctl``, ``nic``, ``file``) supplies ``read_value(host, target)``,
+``write_value(host, target, value)`` and ``same(actual, wanted)``; the registry below is the only
+place that maps a journal key to code, so rollback can restore any key any module wrote.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _link, _sysctl
+from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils._journal import DEFAULT_DIR, Journal, JournalError
+from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Change, Plan, render_diff
+
+DOMAINS = {
+    "sysctl": _sysctl,
+    "nic": _link,
+    "file": _files,
+}
+
+
+class ApplyError(Exception):
+    """Apply or verify failed; ``reverted`` tells whether the node is back to the call's start."""
+
+    def __init__(self, msg: str, reverted: bool) -> None:
+        Exception.__init__(self, msg)
+        self.reverted = reverted
+
+
+def _domain(key: str) -> Any:
+    name = key.split(":", 1)[0]
+    if name not in DOMAINS:
+        raise HostError("journal key %r belongs to no known domain (%s)" % (key, ", ".join(sorted(DOMAINS))))
+    return DOMAINS[name]
+
+
+def read_value(host: Host, key: str) -> Any:
+    return _domain(key).read_value(host, key.split(":", 1)[1])
+
+
+def write_value(host: Host, key: str, value: Any) -> None:
+    _domain(key).write_value(host, key.split(":", 1)[1], value)
+
+
+def same(key: str, actual: Any, wanted: Any) -> bool:
+    return bool(_domain(key).same(actual, wanted))
+
+
+def apply_plan(host: Host, plan: Plan) -> List[Change]:
+    """Apply every change in order, verify each by reading it back; all-or-nothing.
+
+    Returns the changes with ``after`` replaced by the value read back.  On failure reverts what
+    was applied (newest first) and raises :class:`ApplyError` naming the key.
+    """
+    applied: List[Change] = []
+    try:
+        for c in plan:
+            current = c
+            write_value(host, c.key, c.after)
+            applied.append(c)
+        verified = []
+        for c in plan:
+            current = c
+            actual = read_value(host, c.key)
+            if not same(c.key, actual, c.after):
+                raise HostError("read back %r after writing %r" % (actual, c.after))
+            verified.append(Change(c.key, c.before, actual))
+        return verified
+    except HostError as e:
+        problems = _revert(host, applied)
+        msg = "%s: %s" % (current.key, e)
+        if applied:
+            msg += "; reverted %d earlier change(s) of this call" % len(applied)
+        if problems:
+            msg += "; REVERT FAILED for %s — the journal keeps the originals, run tuning_state rollback" \
+                   % "; ".join(problems)
+        raise ApplyError(msg, reverted=not problems)
+
+
+def _revert(host: Host, applied: List[Change]) -> List[str]:
+    problems = []
+    for c in reversed(applied):
+        try:
+            write_value(host, c.key, c.before)
+        except HostError as e:
+            problems.append("%s (%s)" % (c.key, e))
+    return problems
+
+
+class Engine(object):
+    """Binds a module, its Host and the journal for one call."""
+
+    def __init__(self, module: Any, host: Host, journal_dir: str = DEFAULT_DIR) -> None:
+        self.module = module
+        self.host = host
+        self.journal = Journal(host, journal_dir)
+        self.journal_dir = journal_dir
+
+    def fail(self, msg: str, **kwargs: Any) -> None:
+        self.module.fail_json(msg=msg, **kwargs)
+
+    def preflight(self) -> None:
+        """The journal directory must be usable before anything is read or changed."""
+        reason = self.host.dir_writable(self.journal_dir, create=not self.module.check_mode)
+        if reason:
+            self.fail("journal_dir: %s cannot hold the journal (%s); give a writable local directory"
+                      % (self.journal_dir, reason))
+        try:
+            self.journal.load()
+        except JournalError as e:
+            self.fail(str(e))
+
+    def run(self, name: str, build: Callable[[], Tuple[Plan, Dict[str, Any]]],
+            result: Optional[Dict[str, Any]] = None, record: bool = True,
+            on_success: Optional[Callable[[bool], bool]] = None) -> Dict[str, Any]:
+        """Lock, plan (``build`` returns the plan and ``previous`` for every managed key), apply.
+
+        ``build`` raises ValueError for bad input: nothing has changed at that point.  With
+        ``record`` the plan becomes a journal generation; ``on_success`` runs after a successful
+        apply (rollback uses it to drop generations) with ``dry=True`` in check mode, and returns
+        whether it changed (or would change) anything.
+        """
+        self.preflight()
+        if self.module.check_mode:
+            return self._run_locked(name, build, result, record, on_success)
+        try:
+            with self.host.lock(self.journal.lock_path):
+                self.journal.load()
+                return self._run_locked(name, build, result, record, on_success)
+        except (HostError, JournalError) as e:
+            self.fail(str(e))
+        return {}
+
+    def _run_locked(self, name: str, build: Callable[[], Tuple[Plan, Dict[str, Any]]],
+                    result: Optional[Dict[str, Any]], record: bool,
+                    on_success: Optional[Callable[[bool], bool]]) -> Dict[str, Any]:
+        try:
+            plan, previous = build()
+        except (ValueError, HostError) as e:
+            self.fail(str(e))
+            return {}
+        out = self.execute(name, plan, previous, result, record)
+        if on_success is not None and on_success(bool(self.module.check_mode)):
+            out["changed"] = True
+        return out
+
+    def execute(self, name: str, plan: Plan, previous: Dict[str, Any],
+                result: Optional[Dict[str, Any]], record: bool) -> Dict[str, Any]:
+        out: Dict[str, Any] = dict(result or {})
+        current = dict(previous)
+        for c in plan:
+            current[c.key] = c.after
+        out.update(changed=bool(plan), changes=plan.as_list(), previous=previous, current=current)
+        if self.module._diff:
+            out["diff"] = render_diff(plan)
+        if self.module.check_mode or not plan:
+            return out
+        gen = self.journal.begin(name, plan) if record else None
+        try:
+            verified = apply_plan(self.host, plan)
+        except ApplyError as e:
+            if gen is not None and e.reverted:
+                self.journal.discard(gen)
+            self.fail("%s failed and changed nothing: %s" % (name, e) if e.reverted else str(e),
+                      changes=plan.as_list(), previous=previous)
+            return {}
+        for c in verified:
+            current[c.key] = c.after
+        out["current"] = current
+        if gen is not None:
+            self.journal.commit(gen)
+            out["generation"] = gen
+        return out

@@ -1,0 +1,261 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: nic_tuning
+short_description: Tune NIC MTU, rings, channels and interrupt coalescing, live and persisted
+version_added: 0.1.0
+description:
+  - Sets MTU, ring sizes, channel counts and interrupt coalescing of the selected interfaces in one
+    call, at runtime (C(ip link), C(ethtool -G/-L/-C)) and persisted in one systemd C(.link) file
+    per interface (C(/etc/systemd/network/10-hpcnet-rdma-IF.link)), which udev applies whenever the
+    device appears.
+  - Reads the NIC's capabilities first (C(ethtool -g/-l/-c) pre-set maximums, MTU range) and fails
+    with the maximum in the message, or caps the value when O(cap=true).
+  - The interface that carries the Ansible SSH connection is refused unless
+    O(allow_management_interface=true): MTU, ring and channel changes reset the link on real NICs.
+  - Originals are recorded in the journal; roll back with M(hpcnet.rdma.tuning_state).
+author:
+  - hpcnet.rdma contributors
+extends_documentation_fragment:
+  - hpcnet.rdma.journal
+attributes:
+  check_mode:
+    support: full
+    description: Predicts exactly the changes a real run makes and writes nothing.
+  diff_mode:
+    support: full
+    description: Shows runtime values before and after, and each C(.link) file.
+options:
+  interfaces:
+    description:
+      - Interface selections with their wanted settings. Each entry selects with exactly one of
+        O(interfaces[].name), O(interfaces[].glob), O(interfaces[].driver) or O(interfaces[].subnet).
+      - When several entries select one interface, later entries override earlier ones per setting.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      name:
+        description: Exact interface name; it must exist.
+        type: str
+      glob:
+        description: Shell-style pattern of interface names, for example C(ens*f0np0).
+        type: str
+      driver:
+        description: Kernel driver of the interface, for example C(mlx5_core), C(ice), C(virtio_net), C(veth).
+        type: str
+      subnet:
+        description: Select interfaces holding an address inside this network, for example C(10.10.0.0/16).
+        type: str
+      mtu:
+        description: MTU in bytes, within the device's min/max MTU.
+        type: int
+      rings:
+        description: Ring sizes (C(ethtool -G)).
+        type: dict
+        suboptions:
+          rx:
+            description: RX ring entries.
+            type: int
+          rx_mini:
+            description: RX mini ring entries.
+            type: int
+          rx_jumbo:
+            description: RX jumbo ring entries.
+            type: int
+          tx:
+            description: TX ring entries.
+            type: int
+      channels:
+        description: Channel counts (C(ethtool -L)).
+        type: dict
+        suboptions:
+          rx:
+            description: RX-only channels.
+            type: int
+          tx:
+            description: TX-only channels.
+            type: int
+          other:
+            description: Other channels.
+            type: int
+          combined:
+            description: Combined RX/TX channels.
+            type: int
+      coalesce:
+        description: Interrupt coalescing (C(ethtool -C)).
+        type: dict
+        suboptions:
+          adaptive_rx:
+            description: Adaptive RX coalescing.
+            type: bool
+          adaptive_tx:
+            description: Adaptive TX coalescing.
+            type: bool
+          rx_usecs:
+            description: RX interrupt delay in microseconds (0 or more).
+            type: int
+          tx_usecs:
+            description: TX interrupt delay in microseconds (0 or more).
+            type: int
+          rx_frames:
+            description: RX frames per interrupt (0 or more).
+            type: int
+          tx_frames:
+            description: TX frames per interrupt (0 or more).
+            type: int
+  mode:
+    description:
+      - C(runtime) changes the live interface only; C(persist) writes only the C(.link) files
+        (image bake); C(both) does both.
+    type: str
+    choices: [runtime, persist, both]
+    default: both
+  cap:
+    description: Cap values above the hardware maximum to the maximum (reported in RV(capped)) instead of failing.
+    type: bool
+    default: false
+  allow_management_interface:
+    description: Allow changing the interface that holds the address of the Ansible SSH connection.
+    type: bool
+    default: false
+  management_address:
+    description:
+      - Node address that carries the Ansible connection. Defaults to the server address of
+        C(SSH_CONNECTION) in the module's environment; connections without SSH have none.
+    type: str
+"""
+
+EXAMPLES = r"""
+- name: Jumbo frames, big rings and fixed coalescing on every ConnectX port
+  hpcnet.rdma.nic_tuning:
+    interfaces:
+      - driver: mlx5_core
+        mtu: 9000
+        rings: {rx: 8192, tx: 8192}
+        channels: {combined: 16}
+        coalesce: {adaptive_rx: false, rx_usecs: 8}
+
+- name: The data network by subnet, capping to what the NIC supports
+  hpcnet.rdma.nic_tuning:
+    cap: true
+    interfaces:
+      - subnet: 10.10.0.0/16
+        rings: {rx: 65536}
+
+- name: Image bake - only write the .link files
+  hpcnet.rdma.nic_tuning:
+    mode: persist
+    interfaces:
+      - name: ens1f0np0
+        mtu: 9000
+"""
+
+RETURN = r"""
+changes:
+  description: Every change planned (check mode) or made, in order. Keys are C(nic:IF:SETTING) and C(file:PATH).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"key": "nic:data0:mtu", "before": 1500, "after": 9000}]
+previous:
+  description: Value of every managed key before this call; C(null) for an absent file.
+  returned: always
+  type: dict
+  sample: {"nic:data0:mtu": 1500}
+current:
+  description: Value of every managed key after this call, read back from the node (predicted in check mode).
+  returned: always
+  type: dict
+  sample: {"nic:data0:mtu": 9000}
+interfaces:
+  description: Selected interfaces with the values applied and the selectors that chose them.
+  returned: always
+  type: dict
+  sample: {"data0": {"driver": "veth", "selected_by": ["driver=veth"], "values": {"mtu": 9000}}}
+capped:
+  description: Values lowered to the hardware maximum because O(cap=true).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"interface": "eth1", "setting": "rings.rx", "requested": 65536, "applied": 8192}]
+generation:
+  description: Journal generation recorded by this call.
+  returned: when changed and not in check mode
+  type: int
+  sample: 2
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _link
+from ansible_collections.hpcnet.rdma.plugins.module_utils._engine import Engine
+from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+
+_INT = dict(type="int")
+_BOOL = dict(type="bool")
+
+
+ARGUMENT_SPEC = dict(
+    interfaces=dict(type="list", elements="dict", required=True, options=dict(
+        name=dict(type="str"),
+        glob=dict(type="str"),
+        driver=dict(type="str"),
+        subnet=dict(type="str"),
+        mtu=dict(type="int"),
+        rings=dict(type="dict", options=dict((k, _INT) for k in _link.RINGS)),
+        channels=dict(type="dict", options=dict((k, _INT) for k in _link.CHANNELS)),
+        coalesce=dict(type="dict", options=dict(
+            [(k, _BOOL) for k in _link.COALESCE_BOOL] + [(k, _INT) for k in _link.COALESCE_INT])),
+    )),
+    mode=dict(type="str", choices=["runtime", "persist", "both"], default="both"),
+    cap=dict(type="bool", default=False),
+    allow_management_interface=dict(type="bool", default=False),
+    management_address=dict(type="str"),
+    journal_dir=dict(type="path", default="/var/lib/hpcnet-rdma"),
+)
+
+
+def run(module, host: Host) -> dict:
+    params = module.params
+    if not params["interfaces"]:
+        module.fail_json(msg="interfaces: at least one selection is required")
+    engine = Engine(module, host, params["journal_dir"])
+    extra = {"interfaces": {}, "capped": []}
+
+    def build():
+        links = _link.observe(host)
+        chosen = _link.select(params["interfaces"], links)
+        observed = {}
+        for name, settings in chosen.items():
+            observed[name] = dict(links[name])
+            observed[name].update(_link.observe_ethtool(host, name, _link.groups_needed(settings)))
+        mgmt = _link.management_interfaces(links, params["management_address"] or host.management_address())
+        link_files = dict((_link.LINK_FILE.format(ifname=n), host.file_state(_link.LINK_FILE.format(ifname=n)))
+                          for n in chosen)
+        planned = _link.plan(chosen, observed, params["mode"], params["cap"], mgmt,
+                             params["allow_management_interface"], link_files, params["journal_dir"])
+        extra["capped"] = planned["capped"]
+        extra["interfaces"] = dict((n, {"driver": observed[n].get("driver"),
+                                        "selected_by": chosen[n]["selected_by"],
+                                        "values": planned["desired"][n]}) for n in chosen)
+        for c in planned["capped"]:
+            module.warn("%s %s capped from %d to the hardware maximum %d"
+                        % (c["interface"], c["setting"], c["requested"], c["applied"]))
+        return planned["plan"], planned["previous"]
+
+    return engine.run("nic_tuning", build, extra)
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module.exit_json(**run(module, Host.from_module(module)))
+
+
+if __name__ == "__main__":
+    main()

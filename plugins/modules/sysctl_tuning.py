@@ -1,0 +1,179 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: sysctl_tuning
+short_description: Set many kernel parameters in one call, live and persisted, with rollback
+version_added: 0.1.0
+description:
+  - Sets every given sysctl in one task, at runtime through C(/proc/sys), persisted into one file
+    this collection owns in C(/etc/sysctl.d), or both.
+  - Multi-value keys such as C(net.ipv4.tcp_rmem) accept a string or a list and are compared
+    whitespace-normalised, so C(4096 87380 6291456) equals the kernel's tab-separated output.
+  - A key the kernel does not let this context change (a kernel-global key inside a container,
+    or one that is absent or read-only in a child network namespace) is reported in RV(unsettable);
+    the task fails on it unless O(on_unsettable=warn).
+  - Warns when another sysctl.d file applied later at boot would override one of the values.
+  - Originals are recorded in the journal; roll back with M(hpcnet.rdma.tuning_state).
+author:
+  - hpcnet.rdma contributors
+extends_documentation_fragment:
+  - hpcnet.rdma.journal
+attributes:
+  check_mode:
+    support: full
+    description: Predicts exactly the changes a real run makes and writes nothing.
+  diff_mode:
+    support: full
+    description: Shows runtime values before and after, and the persisted file.
+options:
+  sysctls:
+    description:
+      - Mapping of sysctl name (dotted, or slash-separated) to the wanted value.
+      - Values are integers, strings, or lists for multi-value keys.
+    type: dict
+    required: true
+  mode:
+    description:
+      - C(runtime) writes C(/proc/sys) only; C(persist) writes only the sysctl.d file (image bake);
+        C(both) does both.
+    type: str
+    choices: [runtime, persist, both]
+    default: both
+  file:
+    description: The sysctl.d file this collection owns and rewrites completely.
+    type: path
+    default: /etc/sysctl.d/90-hpcnet-rdma.conf
+  on_unsettable:
+    description:
+      - What to do with a key the kernel does not allow in this context.
+      - C(fail) fails before changing anything; C(warn) applies the other keys, still persists
+        the key (it applies at boot on a real node) and lists it in RV(unsettable).
+    type: str
+    choices: [fail, warn]
+    default: fail
+  context:
+    description:
+      - C(auto) detects a container, where kernel-global keys (C(vm.*), C(kernel.*), global
+        C(net.core.*)) would change the host kernel and are therefore not settable.
+      - C(host) and C(container) override the detection.
+    type: str
+    choices: [auto, host, container]
+    default: auto
+"""
+
+EXAMPLES = r"""
+- name: RDMA socket buffers, live and persisted
+  hpcnet.rdma.sysctl_tuning:
+    sysctls:
+      net.core.rmem_max: 268435456
+      net.core.wmem_max: 268435456
+      net.ipv4.tcp_rmem: [4096, 87380, 268435456]
+      net.ipv4.tcp_wmem: "4096 65536 268435456"
+      vm.zone_reclaim_mode: 0
+
+- name: Image bake - only the sysctl.d file
+  hpcnet.rdma.sysctl_tuning:
+    mode: persist
+    sysctls:
+      net.core.netdev_max_backlog: 250000
+
+- name: Inside containers, apply per-namespace keys and report global ones
+  hpcnet.rdma.sysctl_tuning:
+    on_unsettable: warn
+    sysctls:
+      net.ipv4.tcp_mtu_probing: 1
+      net.core.rmem_max: 268435456
+"""
+
+RETURN = r"""
+changes:
+  description: Every change planned (check mode) or made, in order. Keys are C(sysctl:NAME) and C(file:PATH).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"key": "sysctl:net.ipv4.tcp_rmem", "before": "4096 131072 6291456", "after": "4096 87380 268435456"}]
+previous:
+  description: Value of every managed key before this call; C(null) for an absent file.
+  returned: always
+  type: dict
+  sample: {"sysctl:net.ipv4.tcp_rmem": "4096 131072 6291456"}
+current:
+  description: Value of every managed key after this call, read back from the node (predicted in check mode).
+  returned: always
+  type: dict
+  sample: {"sysctl:net.ipv4.tcp_rmem": "4096 87380 268435456"}
+unsettable:
+  description: Keys the kernel does not allow in this context, with the reason; not applied at runtime.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"key": "net.core.rmem_max", "value": "268435456", "current": "212992",
+            "reason": "kernel-global key: inside a container it would change the host's kernel"}]
+sysctls:
+  description: The normalised values asked for.
+  returned: always
+  type: dict
+  sample: {"net.ipv4.tcp_rmem": "4096 87380 268435456"}
+generation:
+  description: Journal generation recorded by this call.
+  returned: when changed and not in check mode
+  type: int
+  sample: 3
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _sysctl
+from ansible_collections.hpcnet.rdma.plugins.module_utils._engine import Engine
+from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+
+
+ARGUMENT_SPEC = dict(
+    sysctls=dict(type="dict", required=True),
+    mode=dict(type="str", choices=["runtime", "persist", "both"], default="both"),
+    file=dict(type="path", default=_sysctl.DEFAULT_FILE),
+    on_unsettable=dict(type="str", choices=["fail", "warn"], default="fail"),
+    context=dict(type="str", choices=["auto", "host", "container"], default="auto"),
+    journal_dir=dict(type="path", default="/var/lib/hpcnet-rdma"),
+)
+
+
+def run(module, host: Host) -> dict:
+    params = module.params
+    if not params["sysctls"]:
+        module.fail_json(msg="sysctls: at least one key is required")
+    engine = Engine(module, host, params["journal_dir"])
+    extra = {"unsettable": [], "sysctls": {}}
+
+    def build():
+        keys = [_sysctl.normalize_key(k) for k in params["sysctls"]]
+        raw = dict(zip(keys, params["sysctls"].values()))
+        in_container = host.in_container() if params["context"] == "auto" else params["context"] == "container"
+        planned = _sysctl.plan(
+            raw, _sysctl.observe(host, keys), params["mode"], in_container, params["on_unsettable"],
+            params["file"], host.file_state(params["file"]), params["journal_dir"])
+        extra["unsettable"] = planned["unsettable"]
+        extra["sysctls"] = planned["desired"]
+        if params["mode"] != "runtime":
+            for warning in _sysctl.boot_overrides(params["file"], planned["desired"],
+                                                  _sysctl.boot_files(host, params["file"])):
+                module.warn(warning)
+        for u in planned["unsettable"]:
+            module.warn("sysctl %s not settable here: %s" % (u["key"], u["reason"]))
+        return planned["plan"], planned["previous"]
+
+    return engine.run("sysctl_tuning", build, extra)
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module.exit_json(**run(module, Host.from_module(module)))
+
+
+if __name__ == "__main__":
+    main()
