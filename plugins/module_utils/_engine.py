@@ -108,49 +108,62 @@ class Engine(object):
         self.module.fail_json(msg=msg, **kwargs)
 
     def preflight(self) -> None:
-        """The journal directory must be usable before anything is read or changed."""
-        reason = self.host.dir_writable(self.journal_dir, create=not self.module.check_mode)
+        """Before anything is read: the journal must be loadable and its directory usable.
+
+        Nothing is created here, so bad input leaves the node exactly as it was; the directory is
+        made only when there is something to record.
+        """
+        reason = self.host.dir_writable(self.journal_dir, create=False)
         if reason:
             self.fail("journal_dir: %s cannot hold the journal (%s); give a writable local directory"
                       % (self.journal_dir, reason))
         try:
             self.journal.load()
-        except JournalError as e:
+        except (JournalError, HostError) as e:
             self.fail(str(e))
 
     def run(self, name: str, build: Callable[[], Tuple[Plan, Dict[str, Any]]],
             result: Optional[Dict[str, Any]] = None, record: bool = True,
             on_success: Optional[Callable[[bool], bool]] = None) -> Dict[str, Any]:
-        """Lock, plan (``build`` returns the plan and ``previous`` for every managed key), apply.
+        """Validate and plan, then (when something changes) lock, re-plan and apply.
 
-        ``build`` raises ValueError for bad input: nothing has changed at that point.  With
-        ``record`` the plan becomes a journal generation; ``on_success`` runs after a successful
-        apply (rollback uses it to drop generations) with ``dry=True`` in check mode, and returns
-        whether it changed (or would change) anything.
+        ``build`` reads the node and returns the plan and ``previous`` for every managed key; it
+        raises ValueError for bad input.  The first pass runs unlocked and writes nothing: bad input
+        and "nothing to do" end there.  Otherwise the journal lock is taken and ``build`` runs again
+        under it, so a concurrent run cannot slip in between read and apply.  With ``record`` the
+        plan becomes a journal generation; ``on_success(dry)`` runs after a successful apply
+        (rollback drops generations with it) and returns whether it changed (or would) anything.
         """
         self.preflight()
-        if self.module.check_mode:
-            return self._run_locked(name, build, result, record, on_success)
+        plan, previous = self._build(build)
+        pending = bool(plan) or (on_success is not None and on_success(True))
+        if self.module.check_mode or not pending:
+            out = self.execute(name, plan, previous, result, record)
+            if pending:
+                out["changed"] = True
+            return out
+        reason = self.host.dir_writable(self.journal_dir, create=True)
+        if reason:
+            self.fail("journal_dir: %s cannot hold the journal (%s); give a writable local directory"
+                      % (self.journal_dir, reason))
         try:
             with self.host.lock(self.journal.lock_path):
                 self.journal.load()
-                return self._run_locked(name, build, result, record, on_success)
+                plan, previous = self._build(build)
+                out = self.execute(name, plan, previous, result, record)
+                if on_success is not None and on_success(False):
+                    out["changed"] = True
+                return out
         except (HostError, JournalError) as e:
             self.fail(str(e))
         return {}
 
-    def _run_locked(self, name: str, build: Callable[[], Tuple[Plan, Dict[str, Any]]],
-                    result: Optional[Dict[str, Any]], record: bool,
-                    on_success: Optional[Callable[[bool], bool]]) -> Dict[str, Any]:
+    def _build(self, build: Callable[[], Tuple[Plan, Dict[str, Any]]]) -> Tuple[Plan, Dict[str, Any]]:
         try:
-            plan, previous = build()
+            return build()
         except (ValueError, HostError) as e:
             self.fail(str(e))
-            return {}
-        out = self.execute(name, plan, previous, result, record)
-        if on_success is not None and on_success(bool(self.module.check_mode)):
-            out["changed"] = True
-        return out
+            raise AssertionError("fail_json returned")
 
     def execute(self, name: str, plan: Plan, previous: Dict[str, Any],
                 result: Optional[Dict[str, Any]], record: bool) -> Dict[str, Any]:

@@ -130,7 +130,7 @@ def _parse_max_current(
     sections = {
         "max": dict.fromkeys(fields.values()),
         "current": dict.fromkeys(fields.values()),
-    }  # type: Dict[str, Dict[str, Optional[int]]]
+    }  # type: Dict[str, Any]
     seen = set()  # type: set
     section = None  # type: Optional[str]
     for line in _lines(text, tool):
@@ -157,7 +157,7 @@ def _parse_max_current(
     for header, name in (("Pre-set maximums:", "max"), ("Current hardware settings:", "current")):
         if name not in seen:
             raise ParseError("%s: missing %r section" % (tool, header))
-    return dict(sections)
+    return sections
 
 
 def parse_ethtool_rings(text: str) -> Dict[str, Any]:

@@ -126,7 +126,10 @@ class FakeNode(object):
                     files[full] = "-> " + os.readlink(full)
                     continue
                 with open(full, "rb") as f:
-                    files[full] = (f.read(), oct(os.stat(full).st_mode))
+                    data = f.read()
+                if full.startswith(self.path("/proc") + "/"):
+                    data = b" ".join(data.split())   # the kernel renders a value; its whitespace is not state
+                files[full] = (data, oct(os.stat(full).st_mode))
         nics = dict((n, json.dumps([x.mtu, x.rings, x.channels, x.coalesce], sort_keys=True))
                     for n, x in self.nics.items())
         return {"files": files, "nics": nics}
