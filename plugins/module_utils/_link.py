@@ -132,8 +132,21 @@ def _holds_subnet(obs: Dict[str, Any], net: Any) -> bool:
     return False
 
 
-def select(entries: List[Dict[str, Any]], links: Dict[str, Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
-    """Interface name → merged settings; later entries override earlier ones field by field."""
+def _merge(into: Dict[str, Any], entry: Optional[Dict[str, Any]]) -> None:
+    for section in ("mtu", "rings", "channels", "coalesce"):
+        v = (entry or {}).get(section)
+        if v is None:
+            continue
+        if section == "mtu":
+            into["mtu"] = v
+        else:
+            into.setdefault(section, {}).update(dict((k, x) for k, x in v.items() if x is not None))
+
+
+def select(entries: List[Dict[str, Any]], links: Dict[str, Dict[str, Any]],
+           defaults: Optional[Dict[str, Any]] = None) -> Dict[str, Dict[str, Any]]:
+    """Interface name → merged settings: ``defaults``, then each selecting entry in order
+    (later entries override earlier ones field by field)."""
     chosen: Dict[str, Dict[str, Any]] = {}
     present = ", ".join("%s (%s)" % (n, links[n].get("driver") or "?") for n in sorted(links)) or "none"
     for i, entry in enumerate(entries):
@@ -157,16 +170,11 @@ def select(entries: List[Dict[str, Any]], links: Dict[str, Dict[str, Any]]) -> D
             raise ValueError("interfaces[%d]: selector %s=%r matched no interface; present: %s"
                              % (i, kind, value, present))
         for n in names:
-            merged = chosen.setdefault(n, {"selected_by": []})
-            merged["selected_by"].append("%s=%s" % (kind, value))
-            for section in ("mtu", "rings", "channels", "coalesce"):
-                v = entry.get(section)
-                if v is None:
-                    continue
-                if section == "mtu":
-                    merged["mtu"] = v
-                else:
-                    merged.setdefault(section, {}).update(dict((k, x) for k, x in v.items() if x is not None))
+            if n not in chosen:
+                chosen[n] = {"selected_by": []}
+                _merge(chosen[n], defaults)
+            chosen[n]["selected_by"].append("%s=%s" % (kind, value))
+            _merge(chosen[n], entry)
     return chosen
 
 

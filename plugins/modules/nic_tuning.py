@@ -17,7 +17,7 @@ description:
   - Reads the NIC's capabilities first (C(ethtool -g/-l/-c) pre-set maximums, MTU range) and fails
     with the maximum in the message, or caps the value when O(cap=true).
   - The interface that carries the Ansible SSH connection is refused unless
-    O(allow_management_interface=true): MTU, ring and channel changes reset the link on real NICs.
+    O(allow_management_interface=true), because MTU, ring and channel changes reset the link on real NICs.
   - Originals are recorded in the journal; roll back with M(hpcnet.rdma.tuning_state).
 author:
   - hpcnet.rdma contributors
@@ -109,6 +109,13 @@ options:
           tx_frames:
             description: TX frames per interrupt (0 or more).
             type: int
+  defaults:
+    description:
+      - Settings every selection in O(interfaces) starts from (a workload profile's NIC values);
+        an entry's own settings override them per field.
+      - Takes O(interfaces[].mtu), O(interfaces[].rings), O(interfaces[].channels) and O(interfaces[].coalesce).
+    type: dict
+    default: {}
   mode:
     description:
       - C(runtime) changes the live interface only; C(persist) writes only the C(.link) files
@@ -201,18 +208,23 @@ _INT = dict(type="int")
 _BOOL = dict(type="bool")
 
 
+_SETTINGS = dict(
+    mtu=dict(type="int"),
+    rings=dict(type="dict", options=dict((k, _INT) for k in _link.RINGS)),
+    channels=dict(type="dict", options=dict((k, _INT) for k in _link.CHANNELS)),
+    coalesce=dict(type="dict", options=dict(
+        [(k, _BOOL) for k in _link.COALESCE_BOOL] + [(k, _INT) for k in _link.COALESCE_INT])),
+)
+
 ARGUMENT_SPEC = dict(
     interfaces=dict(type="list", elements="dict", required=True, options=dict(
         name=dict(type="str"),
         glob=dict(type="str"),
         driver=dict(type="str"),
         subnet=dict(type="str"),
-        mtu=dict(type="int"),
-        rings=dict(type="dict", options=dict((k, _INT) for k in _link.RINGS)),
-        channels=dict(type="dict", options=dict((k, _INT) for k in _link.CHANNELS)),
-        coalesce=dict(type="dict", options=dict(
-            [(k, _BOOL) for k in _link.COALESCE_BOOL] + [(k, _INT) for k in _link.COALESCE_INT])),
+        **_SETTINGS
     )),
+    defaults=dict(type="dict", default={}, options=_SETTINGS),
     mode=dict(type="str", choices=["runtime", "persist", "both"], default="both"),
     cap=dict(type="bool", default=False),
     allow_management_interface=dict(type="bool", default=False),
@@ -230,7 +242,7 @@ def run(module, host: Host) -> dict:
 
     def build():
         links = _link.observe(host)
-        chosen = _link.select(params["interfaces"], links)
+        chosen = _link.select(params["interfaces"], links, params["defaults"])
         observed = {}
         for name, settings in chosen.items():
             observed[name] = dict(links[name])

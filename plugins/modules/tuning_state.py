@@ -12,9 +12,9 @@ version_added: 0.1.0
 description:
   - O(action=status) reports every key the collection changed, its original, its current value and
     the journal's generations (one per module call that changed something). It changes nothing.
-  - O(action=rollback) restores originals in reverse order of first change: runtime values are
-    written back, files are restored byte for byte with their mode, files the collection created
-    are removed. O(scope=all) restores everything and empties the journal; O(scope=last) undoes
+  - O(action=rollback) restores originals in reverse order of first change. Runtime values are
+    written back, files are restored byte for byte with their mode, and files the collection
+    created are removed. O(scope=all) restores everything and empties the journal; O(scope=last) undoes
     only the newest generation.
   - The journal is on disk, so rollback also works after a reboot.
 author:

@@ -53,6 +53,13 @@ def test_later_entries_override_per_setting():
     assert chosen["ens1f0np0"]["selected_by"] == ["glob=*", "name=ens1f0np0"]
 
 
+def test_defaults_apply_to_every_selection_and_entries_override_them():
+    chosen = _link.select([{"driver": "veth"}, {"name": "ens1f0np0", "mtu": 4200, "rings": {"tx": 512}}], LINKS,
+                          {"mtu": 9000, "rings": {"rx": 4096, "tx": 4096}})
+    assert (chosen["data0"]["mtu"], chosen["data0"]["rings"]) == (9000, {"rx": 4096, "tx": 4096})
+    assert (chosen["ens1f0np0"]["mtu"], chosen["ens1f0np0"]["rings"]) == (4200, {"rx": 4096, "tx": 512})
+
+
 @pytest.mark.parametrize("entries, message", [
     ([{"name": "eth9"}], r"interfaces\[0\].name: unknown interface 'eth9'; present: data0 \(veth\)"),
     ([{"driver": "ice"}], r"interfaces\[0\]: selector driver='ice' matched no interface"),
