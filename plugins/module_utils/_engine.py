@@ -61,6 +61,7 @@ def apply_plan(host: Host, plan: Plan) -> List[Change]:
     was applied (newest first) and raises :class:`ApplyError` naming the key.
     """
     applied: List[Change] = []
+    current: Optional[Change] = None
     try:
         for c in plan:
             current = c
@@ -76,7 +77,7 @@ def apply_plan(host: Host, plan: Plan) -> List[Change]:
         return verified
     except HostError as e:
         problems = _revert(host, applied)
-        msg = "%s: %s" % (current.key, e)
+        msg = "%s: %s" % (current.key if current else "plan", e)
         if applied:
             msg += "; reverted %d earlier change(s) of this call" % len(applied)
         if problems:

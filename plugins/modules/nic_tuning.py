@@ -116,6 +116,64 @@ options:
       - Takes O(interfaces[].mtu), O(interfaces[].rings), O(interfaces[].channels) and O(interfaces[].coalesce).
     type: dict
     default: {}
+    suboptions:
+      mtu:
+        description: MTU in bytes, within the device's min/max MTU.
+        type: int
+      rings:
+        description: Ring sizes (C(ethtool -G)).
+        type: dict
+        suboptions:
+          rx:
+            description: RX ring entries.
+            type: int
+          rx_mini:
+            description: RX mini ring entries.
+            type: int
+          rx_jumbo:
+            description: RX jumbo ring entries.
+            type: int
+          tx:
+            description: TX ring entries.
+            type: int
+      channels:
+        description: Channel counts (C(ethtool -L)).
+        type: dict
+        suboptions:
+          rx:
+            description: RX-only channels.
+            type: int
+          tx:
+            description: TX-only channels.
+            type: int
+          other:
+            description: Other channels.
+            type: int
+          combined:
+            description: Combined RX/TX channels.
+            type: int
+      coalesce:
+        description: Interrupt coalescing (C(ethtool -C)).
+        type: dict
+        suboptions:
+          adaptive_rx:
+            description: Adaptive RX coalescing.
+            type: bool
+          adaptive_tx:
+            description: Adaptive TX coalescing.
+            type: bool
+          rx_usecs:
+            description: RX interrupt delay in microseconds (0 or more).
+            type: int
+          tx_usecs:
+            description: TX interrupt delay in microseconds (0 or more).
+            type: int
+          rx_frames:
+            description: RX frames per interrupt (0 or more).
+            type: int
+          tx_frames:
+            description: TX frames per interrupt (0 or more).
+            type: int
   mode:
     description:
       - C(runtime) changes the live interface only; C(persist) writes only the C(.link) files

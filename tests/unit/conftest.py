@@ -119,7 +119,7 @@ class FakeNode(object):
     def snapshot(self) -> Dict[str, Any]:
         """Every file under the root (content + mode) and every NIC setting: 'node untouched'."""
         files = {}
-        for d, _, names in os.walk(self.root):
+        for d, _dirs, names in os.walk(self.root):
             for n in names:
                 full = os.path.join(d, n)
                 if os.path.islink(full):

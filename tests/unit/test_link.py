@@ -136,5 +136,5 @@ def test_link_file_content():
     assert body == ("MACAddress=b8:ce:f6:00:00:01\n\n[Link]\nName=ens1f0np0\nMTUBytes=9000\nRxBufferSize=4096\n"
                     "CombinedChannels=8\nUseAdaptiveRxCoalesce=no\nRxCoalesceSec=8us\n")
     perm = dict(MLX, permaddr="b8:ce:f6:00:00:99")
-    f = [c for c in _plan({"mtu": 9000}, perm, mode="persist")["plan"]][0]
+    f = list(_plan({"mtu": 9000}, perm, mode="persist")["plan"])[0]
     assert "PermanentMACAddress=b8:ce:f6:00:00:99\n" in f.after["content"]
