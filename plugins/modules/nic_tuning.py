@@ -20,7 +20,7 @@ description:
     O(allow_management_interface=true), because MTU, ring and channel changes reset the link on real NICs.
   - Originals are recorded in the journal; roll back with M(hpcnet.rdma.tuning_state).
 author:
-  - hpcnet.rdma contributors
+  - hpcnet.rdma contributors (@hpcnet)
 extends_documentation_fragment:
   - hpcnet.rdma.journal
 attributes:

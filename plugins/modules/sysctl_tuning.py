@@ -20,7 +20,7 @@ description:
   - Warns when another sysctl.d file applied later at boot would override one of the values.
   - Originals are recorded in the journal; roll back with M(hpcnet.rdma.tuning_state).
 author:
-  - hpcnet.rdma contributors
+  - hpcnet.rdma contributors (@hpcnet)
 extends_documentation_fragment:
   - hpcnet.rdma.journal
 attributes:

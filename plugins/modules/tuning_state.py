@@ -18,7 +18,7 @@ description:
     only the newest generation.
   - The journal is on disk, so rollback also works after a reboot.
 author:
-  - hpcnet.rdma contributors
+  - hpcnet.rdma contributors (@hpcnet)
 extends_documentation_fragment:
   - hpcnet.rdma.journal
 attributes:

@@ -1,0 +1,105 @@
+# hpcnet.rdma — developer and CI entry points.  Run as root on Debian 12 (see .ci/run for
+# the apt packages).  Only PyPI and Debian's mirror are needed; nothing talks to Galaxy or
+# to a container registry.
+#
+#   make venv      .venv from requirements.txt
+#   make unit      pytest tests/unit (collection importable as ansible_collections.hpcnet.rdma)
+#   make sanity    ansible-test sanity --venv --python 3.11, offline, on a git copy under build/
+#   make lint      ansible-lint --profile production (offline)
+#   make dockerd   make sure a Docker engine answers (starts one if needed, never a second)
+#   make image     lab image hpcnet-rdma-lab:<recipe-hash> (+ :latest), cached in lab/cache/
+#   make molecule  molecule test -s default
+#   make test      unit, sanity, lint, molecule + summary; fails if a tier fails or runs nothing
+#   make demo      two lab nodes + playbooks/tune-rdma.yml against them, showing what changed
+#   make lab-down  remove the lab nodes of `make demo` / `lab/labctl.py up`
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := test
+
+PYTHON     ?= python3
+VENV       := $(CURDIR)/.venv
+BIN        := $(VENV)/bin
+STAMP      := $(VENV)/.requirements-installed
+BUILD      := $(CURDIR)/build
+RESULTS    := $(BUILD)/results
+COLLECTIONS := $(BUILD)/collections
+COLL_LINK  := $(COLLECTIONS)/ansible_collections/hpcnet/rdma
+LABCTL     := $(PYTHON) $(CURDIR)/lab/labctl.py
+RESULT     := $(PYTHON) $(CURDIR)/scripts/results.py
+SCENARIOS  ?= default
+NODES      ?= 2
+# Lab nodes are containers: kernel-global sysctls cannot be set there, so report them instead.
+DEMO_ARGS  ?= -e rdma_profile=mpi
+
+# Every tool runs from the venv; ansible finds this collection through the symlink tree.
+TOOLS_ENV  := PATH="$(BIN):$$PATH" ANSIBLE_COLLECTIONS_PATH="$(COLLECTIONS)"
+
+.PHONY: venv collections unit sanity lint dockerd image molecule test demo lab-down clean
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt
+	rm -rf "$(VENV)"
+	$(PYTHON) -m venv "$(VENV)"
+	"$(BIN)/pip" install --quiet --disable-pip-version-check -r requirements.txt
+	touch "$@"
+
+collections:
+	mkdir -p "$(dir $(COLL_LINK))"
+	ln -sfn "$(CURDIR)" "$(COLL_LINK)"
+
+unit: venv collections
+	mkdir -p "$(RESULTS)"; rm -f "$(RESULTS)/unit.json" "$(RESULTS)/unit.xml"
+	rc=0; $(TOOLS_ENV) PYTHONPATH="$(COLLECTIONS)" "$(BIN)/pytest" tests/unit -p no:cacheprovider \
+	    --junitxml="$(RESULTS)/unit.xml" || rc=$$?; \
+	$(RESULT) record unit --rc $$rc --junit "$(RESULTS)/unit.xml"
+
+sanity: venv
+	mkdir -p "$(RESULTS)"; rm -f "$(RESULTS)/sanity.json"
+	rc=0; $(TOOLS_ENV) scripts/sanity.sh 2>&1 | tee "$(RESULTS)/sanity.log" || rc=$$?; \
+	$(RESULT) record sanity --rc $$rc --log "$(RESULTS)/sanity.log"
+
+lint: venv collections
+	mkdir -p "$(RESULTS)"; rm -f "$(RESULTS)/lint.json"
+	rc=0; $(TOOLS_ENV) "$(BIN)/ansible-lint" --profile production --offline 2>&1 \
+	    | tee "$(RESULTS)/lint.log" || rc=$$?; \
+	$(RESULT) record lint --rc $$rc --log "$(RESULTS)/lint.log"
+
+dockerd:
+	$(LABCTL) dockerd
+
+image: dockerd
+	$(LABCTL) image build
+
+molecule: venv collections image
+	mkdir -p "$(RESULTS)"; rm -f "$(RESULTS)/molecule.json"
+	rc=0; logs=(); for s in $(SCENARIOS); do \
+	    logs+=(--log "$(RESULTS)/molecule-$$s.log"); \
+	    $(TOOLS_ENV) NO_COLOR=1 MOLECULE_COMMAND_BORDERS=false molecule test -s "$$s" 2>&1 | tee "$(RESULTS)/molecule-$$s.log" || rc=$$?; \
+	done; \
+	$(RESULT) record molecule --rc $$rc "$${logs[@]}"
+
+# All tiers run even if an earlier one fails, so the summary shows every tier's state.
+TIERS := unit sanity lint molecule
+test:
+	rm -rf "$(RESULTS)"; mkdir -p "$(RESULTS)"
+	for tier in $(TIERS); do \
+	    t=$$SECONDS; $(MAKE) --no-print-directory $$tier || true; \
+	    echo $$((SECONDS - t)) > "$(RESULTS)/$$tier.seconds"; \
+	done
+	$(RESULT) summary $(TIERS)
+
+demo: venv collections image
+	test -f playbooks/tune-rdma.yml || { echo "demo: playbooks/tune-rdma.yml does not exist yet"; exit 1; }
+	$(LABCTL) up --nodes $(NODES)
+	@echo "== tune-rdma.yml on the lab (only changed/failed tasks and their diffs are shown) =="
+	$(TOOLS_ENV) ANSIBLE_DISPLAY_OK_HOSTS=false ANSIBLE_DISPLAY_SKIPPED_HOSTS=false \
+	    "$(BIN)/ansible-playbook" -i inventories/lab playbooks/tune-rdma.yml --diff $(DEMO_ARGS)
+	@echo "lab is still up: 'make lab-down' removes it"
+
+lab-down:
+	$(LABCTL) down
+
+clean:
+	rm -rf "$(BUILD)" tests/output
