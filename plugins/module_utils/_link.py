@@ -230,6 +230,10 @@ def desired_values(ifname: str, settings: Dict[str, Any], obs: Dict[str, Any],
             out["%s.%s" % (group, field)] = _limit(ifname, "%s.%s" % (_SECTION[group], field), value,
                                                    maximum, cap, capped)
     wanted = settings.get("coalesce") or {}
+    for field in COALESCE_INT:
+        if wanted.get(field) is not None and wanted[field] < 0:
+            raise ValueError("interfaces: %s coalesce.%s=%d is negative; allowed: 0 or more"
+                             % (ifname, field, wanted[field]))
     if wanted:
         state = obs.get("coalesce")
         if state is None:
@@ -239,9 +243,6 @@ def desired_values(ifname: str, settings: Dict[str, Any], obs: Dict[str, Any],
             if field not in wanted:
                 continue
             value = wanted[field]
-            if field in COALESCE_INT and value < 0:
-                raise ValueError("interfaces: %s coalesce.%s=%d is negative; allowed: 0 or more"
-                                 % (ifname, field, value))
             if state.get(field) is None:
                 raise ValueError("interfaces: %s coalesce.%s is not supported by driver %s"
                                  % (ifname, field, driver))

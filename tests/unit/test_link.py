@@ -103,6 +103,7 @@ def test_plan_runtime(settings, obs, changes):
     ({"channels": {"combined": 2}}, VETH, "channels.combined is not supported by driver veth"),
     ({"coalesce": {"rx_usecs": -1}}, MLX, "coalesce.rx_usecs=-1 is negative; allowed: 0 or more"),
     ({"coalesce": {"rx_usecs": 8}}, VETH, "coalesce not supported by driver veth"),
+    ({"coalesce": {"tx_usecs": -3}}, VETH, "coalesce.tx_usecs=-3 is negative"),
 ])
 def test_plan_refuses_beyond_capabilities(settings, obs, message):
     with pytest.raises(ValueError, match=message):
