@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _link, _sysctl
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _irq, _link, _service, _sysctl
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._journal import DEFAULT_DIR, Journal, JournalError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Change, Plan, render_diff
@@ -24,6 +24,8 @@ DOMAINS = {
     "sysctl": _sysctl,
     "nic": _link,
     "file": _files,
+    "irq": _irq,
+    "service": _service,
 }
 
 
@@ -54,27 +56,37 @@ def same(key: str, actual: Any, wanted: Any) -> bool:
     return bool(_domain(key).same(actual, wanted))
 
 
-def apply_plan(host: Host, plan: Plan) -> List[Change]:
+def apply_plan(host: Host, plan: Plan) -> Tuple[List[Change], List[Dict[str, str]]]:
     """Apply every change in order, verify each by reading it back; all-or-nothing.
 
-    Returns the changes with ``after`` replaced by the value read back.  On failure reverts what
-    was applied (newest first) and raises :class:`ApplyError` naming the key.
+    Returns the changes with ``after`` replaced by the value read back, and the changes the kernel
+    refused (a domain's ``Refused``: nothing changed for that key, e.g. a kernel-managed IRQ) as
+    named results.  On any other failure reverts what was applied (newest first) and raises
+    :class:`ApplyError` naming the key.
     """
     applied: List[Change] = []
+    refused: List[Dict[str, str]] = []
     current: Optional[Change] = None
     try:
         for c in plan:
             current = c
-            write_value(host, c.key, c.after)
+            refusal = getattr(_domain(c.key), "Refused", None)
+            try:
+                write_value(host, c.key, c.after)
+            except Exception as e:  # only the domain's own Refused is tolerated
+                if refusal is None or not isinstance(e, refusal):
+                    raise
+                refused.append({"key": c.key, "reason": str(e)})
+                continue
             applied.append(c)
         verified = []
-        for c in plan:
+        for c in applied:
             current = c
             actual = read_value(host, c.key)
             if not same(c.key, actual, c.after):
                 raise HostError("read back %r after writing %r" % (actual, c.after))
             verified.append(Change(c.key, c.before, actual))
-        return verified
+        return verified, refused
     except HostError as e:
         problems = _revert(host, applied)
         msg = "%s: %s" % (current.key if current else "plan", e)
@@ -179,17 +191,28 @@ class Engine(object):
             return out
         gen = self.journal.begin(name, plan) if record else None
         try:
-            verified = apply_plan(self.host, plan)
+            verified, refused = apply_plan(self.host, plan)
         except ApplyError as e:
             if gen is not None and e.reverted:
                 self.journal.discard(gen)
             self.fail("%s failed and changed nothing: %s" % (name, e) if e.reverted else str(e),
                       changes=plan.as_list(), previous=previous)
             return {}
+        for r in refused:
+            current[r["key"]] = previous.get(r["key"])
         for c in verified:
             current[c.key] = c.after
         out["current"] = current
+        out["refused"] = refused
+        done = set(c.key for c in verified)
+        out["changes"] = [c.as_dict() for c in plan if c.key in done]
+        out["changed"] = bool(verified)
         if gen is not None:
-            self.journal.commit(gen)
-            out["generation"] = gen
+            if refused:
+                self.journal.forget_keys(gen, [r["key"] for r in refused])
+            if verified:
+                self.journal.commit(gen)
+                out["generation"] = gen
+            else:
+                self.journal.discard(gen)
         return out

@@ -5,7 +5,7 @@
 """The ``file`` domain: whole files the collection owns (sysctl.d, .link, units, ...)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Dict
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import FileState, Host
 
@@ -17,12 +17,33 @@ def read_value(host: Host, path: str) -> FileState:
     return host.file_state(path)
 
 
+def _bare(value: FileState) -> FileState:
+    """The state without the ``notify`` hint; ``{"absent": True}`` is an absent file."""
+    if value is None or value.get("absent"):
+        return None
+    return dict((k, v) for k, v in value.items() if k != "notify")
+
+
 def write_value(host: Host, path: str, value: FileState) -> None:
-    host.write_file(path, value)
+    """Write the file; with ``notify: UNIT`` restart that unit if running, so it reads the file.
+
+    The planner puts ``notify`` on both the before and the after state, so the journal's original
+    carries it too and a rollback restarts the unit with the restored file.
+    """
+    host.write_file(path, _bare(value))
+    if value is not None and value.get("notify"):
+        from ansible_collections.hpcnet.rdma.plugins.module_utils import _service
+        _service.try_restart(host, value["notify"])
 
 
 def same(actual: Any, wanted: Any) -> bool:
-    return actual == wanted
+    return _bare(actual) == _bare(wanted)
+
+
+def with_notify(state: FileState, unit: str) -> Dict[str, Any]:
+    base = {"absent": True} if state is None else dict(state)
+    base["notify"] = unit
+    return base
 
 
 def owned(content: str, mode: str = "0644") -> FileState:

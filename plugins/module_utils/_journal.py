@@ -147,6 +147,16 @@ class Journal(object):
                                  if v.get("generation") != gen_id)
         self._save()
 
+    def forget_keys(self, gen_id: int, keys: List[str]) -> None:
+        """Drop keys of a generation that were not applied (refused by the kernel)."""
+        data = self.data
+        for gen in data["generations"]:
+            if gen["id"] == gen_id:
+                gen["changes"] = [c for c in gen["changes"] if c["key"] not in keys]
+        data["originals"] = dict((k, v) for k, v in data["originals"].items()
+                                 if not (k in keys and v.get("generation") == gen_id))
+        self._save()
+
     def clear(self) -> None:
         """Everything was rolled back: remove the journal file (the directory stays)."""
         self._data = _empty()

@@ -1,0 +1,247 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: irq_affinity
+short_description: NUMA-aware NIC queue IRQ affinity that coexists with irqbalance and survives reboots
+version_added: 0.1.0
+description:
+  - Finds each selected NIC's queue interrupts (its C(msi_irqs) in sysfs, named in
+    C(/proc/interrupts) such as C(mlx5_comp3@pci:0000:3b:00.0), C(ice-eth0-TxRx-5),
+    C(virtio1-input.0)), its NUMA node and C(local_cpulist), and pins them by policy.
+  - Policies are C(spread-local) (one queue per CPU of the NIC's NUMA node, round-robin, skipping
+    reserved CPUs), C(single) (all on one CPU, for latency profiles), C(explicit) (IRQ-name
+    pattern to cpulist) and C(hint) (the driver's C(affinity_hint)).
+  - Keeps irqbalance from moving the pinned IRQs back (O(irqbalance)); its original state and
+    configuration are journaled so rollback restores them exactly.
+  - IRQ numbers change across boots, so persistence is a boot-time applier (a oneshot systemd unit
+    shipped by the collection) that re-applies the same policy by IRQ name; it is installed in both
+    live and bake mode.
+  - Verifies each written mask by reading it back and reports C(effective_affinity_list); IRQs the
+    kernel refuses (managed IRQs on some drivers) are named in RV(refused), not failures.
+author:
+  - hpcnet.rdma contributors (@hpcnet)
+extends_documentation_fragment:
+  - hpcnet.rdma.journal
+attributes:
+  check_mode:
+    support: full
+    description: Predicts exactly the masks and files a real run writes, and writes nothing.
+  diff_mode:
+    support: full
+    description: Shows each IRQ's cpulist before and after, and every file.
+options:
+  interfaces:
+    description: Interfaces whose queue IRQs to pin, each with an optional policy overriding the module-level one.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      name:
+        description: Interface name.
+        type: str
+        required: true
+      policy:
+        description: Policy for this interface; defaults to O(policy).
+        type: str
+        choices: [spread-local, single, explicit, hint]
+      reserved_cpus:
+        description: Cpulist this interface's IRQs must avoid; defaults to O(reserved_cpus).
+        type: str
+      cpu:
+        description: The CPU for C(single); defaults to the first unreserved CPU local to the NIC.
+        type: int
+      explicit:
+        description: For C(explicit), IRQ-name shell patterns mapped to cpulists, for example C(*-input.*) to C(2-3).
+        type: dict
+  policy:
+    description: Default policy of every interface.
+    type: str
+    choices: [spread-local, single, explicit, hint]
+    default: spread-local
+  reserved_cpus:
+    description: Kernel cpulist (C(0-3,8,10-11)) of CPUs no NIC IRQ may use (application cores).
+    type: str
+    default: ""
+  irqbalance:
+    description:
+      - C(ban) makes irqbalance skip exactly the pinned IRQs (by name, through its C(--policyscript)
+        in C(/etc/default/irqbalance)) and restarts it; C(stop) stops and disables it; C(leave)
+        does nothing (irqbalance may then move the IRQs back).
+    type: str
+    choices: [ban, stop, leave]
+    default: ban
+  mode:
+    description:
+      - C(runtime) writes the masks only; C(persist) installs only the boot-time applier (image
+        bake; interfaces are not inspected); C(both) does both.
+    type: str
+    choices: [runtime, persist, both]
+    default: both
+"""
+
+EXAMPLES = r"""
+- name: Spread every ConnectX queue over its NUMA node, keeping CPUs 0-1 for the OS
+  hpcnet.rdma.irq_affinity:
+    interfaces:
+      - name: ens1f0np0
+    reserved_cpus: "0-1"
+
+- name: Latency profile - all queues of the data NIC on CPU 3, irqbalance stopped
+  hpcnet.rdma.irq_affinity:
+    policy: single
+    irqbalance: stop
+    interfaces:
+      - name: data0
+        cpu: 3
+
+- name: Explicit placement of virtio queues
+  hpcnet.rdma.irq_affinity:
+    interfaces:
+      - name: data0
+        policy: explicit
+        explicit:
+          "*-input.*": "1"
+          "*-output.*": "0"
+"""
+
+RETURN = r"""
+changes:
+  description: Every change planned (check mode) or made. Keys are C(irq:NAME), C(file:PATH), C(service:UNIT).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"key": "irq:virtio2-input.0", "before": "0-1", "after": "1"}]
+previous:
+  description: Value of every managed key before this call.
+  returned: always
+  type: dict
+current:
+  description: Value of every managed key after this call, read back (predicted in check mode).
+  returned: always
+  type: dict
+irqs:
+  description: Per interface, its NUMA node, local CPUs, and for each queue IRQ its number, planned
+    cpulist and (after a real run) the kernel's effective affinity.
+  returned: when interfaces were inspected (not in mode=persist)
+  type: dict
+  sample: {"data0": {"numa_node": -1, "local_cpus": "0-1",
+                     "assignments": {"virtio2-input.0": {"irq": 38, "cpus": "1", "effective": "1"}}}}
+refused:
+  description: IRQs whose new affinity the kernel refused (nothing changed for them), with the reason.
+  returned: always
+  type: list
+  elements: dict
+notes:
+  description: What was not coordinated and why (e.g. irqbalance not installed).
+  returned: always
+  type: list
+  elements: str
+generation:
+  description: Journal generation recorded by this call.
+  returned: when changed and not in check mode
+  type: int
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _irq, _irqplan, _service
+from ansible_collections.hpcnet.rdma.plugins.module_utils._engine import Engine
+from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+
+_POLICY = dict(type="str", choices=list(_irq.POLICIES))
+
+ARGUMENT_SPEC = dict(
+    interfaces=dict(type="list", elements="dict", required=True, options=dict(
+        name=dict(type="str", required=True),
+        policy=_POLICY,
+        reserved_cpus=dict(type="str"),
+        cpu=dict(type="int"),
+        explicit=dict(type="dict"),
+    )),
+    policy=dict(_POLICY, default="spread-local"),
+    reserved_cpus=dict(type="str", default=""),
+    irqbalance=dict(type="str", choices=["ban", "stop", "leave"], default="ban"),
+    mode=dict(type="str", choices=["runtime", "persist", "both"], default="both"),
+    journal_dir=dict(type="path", default="/var/lib/hpcnet-rdma"),
+)
+
+
+def entries_of(params: dict) -> list:
+    """Each interface's full policy entry (module-level defaults filled in): what the boot applier reads."""
+    out = []
+    for i in params["interfaces"]:
+        out.append({
+            "interface": i["name"],
+            "policy": i.get("policy") or params["policy"],
+            "reserved_cpus": i["reserved_cpus"] if i.get("reserved_cpus") is not None else params["reserved_cpus"],
+            "cpu": i.get("cpu"),
+            "explicit": dict((str(k), str(v)) for k, v in (i.get("explicit") or {}).items()),
+        })
+    return out
+
+
+def applier_source() -> str:
+    """The boot applier is _irq.py itself: one planner at tune time and at boot."""
+    loader = getattr(_irq, "__loader__", None)
+    source = loader.get_source(_irq.__name__) if loader is not None else None
+    if not source:
+        with open(_irq.__file__, encoding="utf-8") as f:
+            source = f.read()
+    return source
+
+
+def run(module, host: Host) -> dict:
+    params = module.params
+    if not params["interfaces"]:
+        module.fail_json(msg="interfaces: at least one interface is required")
+    engine = Engine(module, host, params["journal_dir"])
+    extra = {"irqs": {}, "notes": [], "refused": []}
+    entries = entries_of(params)
+
+    def build():
+        assignments = {}
+        current = {}
+        if params["mode"] == "persist":
+            for e in entries:  # no target NICs in a bake: check the input itself
+                _irq.parse_cpulist(e["reserved_cpus"], "reserved_cpus")
+                for pattern, cpus in e["explicit"].items():
+                    _irq.parse_cpulist(cpus, "explicit[%s]" % pattern)
+        else:
+            planned = _irq.plan_all(host, entries)
+            for ifname, p in planned.items():
+                nic = p["nic"]
+                assignments[ifname] = p["assign"]
+                extra["irqs"][ifname] = {
+                    "numa_node": nic["numa_node"], "local_cpus": _irq.format_cpulist(nic["local_cpus"]),
+                    "assignments": dict((i["name"], {"irq": i["irq"], "cpus": p["assign"][i["name"]]})
+                                        for i in nic["irqs"] if i["name"] in p["assign"])}
+                for name in p["assign"]:
+                    current[name] = _irq.read_value(host, name)
+        installed = host.exists("/usr/sbin/irqbalance") or host.exists("/lib/systemd/system/irqbalance.service")
+        state = _service.read_value(host, _irqplan.IRQBALANCE_UNIT) if installed else None
+        files = dict((path, host.file_state(path)) for path in _irqplan.planned_paths(params["mode"], params["irqbalance"]))
+        out = _irqplan.plan(assignments, current, entries, params["mode"], params["irqbalance"], installed, state,
+                            files, applier_source())
+        extra["notes"] = out["notes"]
+        return out["plan"], out["previous"]
+
+    result = engine.run("irq_affinity", build, extra)
+    if not module.check_mode:
+        for info in result.get("irqs", {}).values():
+            for name, a in info["assignments"].items():
+                a["effective"] = _irq.effective(host, name)
+    return result
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module.exit_json(**run(module, Host.from_module(module)))
+
+
+if __name__ == "__main__":
+    main()
