@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _irq, _link, _service, _sysctl
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _irq, _link, _qos, _service, _sysctl
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._journal import DEFAULT_DIR, Journal, JournalError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Change, Plan, render_diff
@@ -26,6 +26,11 @@ DOMAINS = {
     "file": _files,
     "irq": _irq,
     "service": _service,
+    "dir": _files.DIRS,
+    "dcb": _qos.DCB,
+    "mlnx_qos": _qos.MLNX_QOS,
+    "ecn": _qos.ECN,
+    "rdmacm": _qos.RDMACM,
 }
 
 

@@ -48,3 +48,38 @@ def with_notify(state: FileState, unit: str) -> Dict[str, Any]:
 
 def owned(content: str, mode: str = "0644") -> FileState:
     return {"content": content, "mode": mode}
+
+
+class _Dirs(object):
+    """The ``dir`` domain: a directory the collection created (``dir:/etc/ucx``,
+    ``dir:/sys/kernel/config/rdma_cm/rxe0``).  The value is True (exists) or False (absent);
+    rollback removes what was created, after the files inside it were restored (first-touch order).
+    """
+
+    @staticmethod
+    def read_value(host: Host, path: str) -> bool:
+        return host.isdir(path)
+
+    @staticmethod
+    def write_value(host: Host, path: str, value: Any) -> None:
+        if value:
+            host.mkdir(path)
+        else:
+            host.rmdir(path)
+
+    @staticmethod
+    def same(actual: Any, wanted: Any) -> bool:
+        return bool(actual) == bool(wanted)
+
+
+DIRS = _Dirs()
+
+
+def missing_parents(host: Host, path: str) -> list:
+    """Ancestors of ``path`` that do not exist yet, outermost first (what creating it makes)."""
+    out = []
+    parent = path.rstrip("/").rsplit("/", 1)[0]
+    while parent and not host.isdir(parent):
+        out.append(parent)
+        parent = parent.rsplit("/", 1)[0]
+    return list(reversed(out))

@@ -210,6 +210,24 @@ class Host:
             return e.strerror or str(e)
         return None
 
+    def mkdir(self, path: str) -> None:
+        """Create one directory (its parent must exist); configfs makes its default groups itself."""
+        try:
+            os.mkdir(self.p(path), 0o755)
+        except FileExistsError:
+            pass
+        except OSError as e:
+            raise HostError("cannot create directory %s: %s" % (path, e.strerror or e))
+
+    def rmdir(self, path: str) -> None:
+        """Remove one empty directory (a configfs group counts as empty); absent is fine."""
+        try:
+            os.rmdir(self.p(path))
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            raise HostError("cannot remove directory %s: %s" % (path, e.strerror or e))
+
     def lock(self, path: str, timeout: float = 60.0) -> "FileLock":
         return FileLock(self.p(path), timeout)
 
@@ -219,9 +237,18 @@ class Host:
             found = self._bin_path(name) if self._bin_path else None
             if not found:
                 raise HostError("required command %r not found on the node (install it: "
-                                "iproute2 provides ip, the ethtool package provides ethtool)" % name)
+                                "iproute2 provides ip, dcb and rdma, the ethtool package provides "
+                                "ethtool, ibverbs-utils provides ibv_devinfo, NVIDIA's mlnx-tools "
+                                "provides mlnx_qos)" % name)
             self._bins[name] = found
         return self._bins[name]
+
+    def which(self, name: str) -> Optional[str]:
+        """Path of a command on the node, or None (never raises)."""
+        try:
+            return self.bin(name)
+        except HostError:
+            return None
 
     def run(self, argv: List[str]) -> Tuple[int, str, str]:
         if self._runner is None:
@@ -276,6 +303,53 @@ class Host:
 
     def ethtool_set(self, flag: str, ifname: str, args: List[str]) -> None:
         self.run_ok(["ethtool", flag, ifname] + args)
+
+    # ------------------------------------------------------------------ DCB / RDMA tools
+    def dcb_show(self, obj: str, ifname: str) -> Any:
+        """Parsed ``dcb -j OBJ show dev IF`` (pfc, app, apptrust); NotSupported when the driver
+        (or this iproute2) lacks it."""
+        parsers = {
+            "pfc": _parse.parse_dcb_pfc_json,
+            "app": _parse.parse_dcb_app_json,
+            "apptrust": _parse.parse_dcb_apptrust_json,
+        }
+        argv = ["dcb", "-j", obj, "show", "dev", ifname]
+        rc, out, err = self.run(argv)
+        msg = (err or out).strip()
+        if rc != 0:
+            if _parse.is_not_supported(msg) or "is unknown" in msg:
+                raise NotSupported("%s: %s" % (" ".join(argv), msg))
+            raise HostError("%s failed (rc=%d): %s" % (" ".join(argv), rc, msg))
+        return parsers[obj](out)
+
+    def dcb_set(self, args: List[str]) -> None:
+        """``dcb ARGS`` (pfc set / app add / app del / apptrust set): stderr counts as failure too,
+        because ``dcb app replace`` reports errors with exit code 0."""
+        rc, out, err = self.run(["dcb"] + list(args))
+        msg = (err or "").strip()
+        if rc != 0 or msg:
+            text = msg or out.strip()
+            if _parse.is_not_supported(text):
+                raise NotSupported("dcb %s: %s" % (" ".join(args), text))
+            raise HostError("dcb %s failed (rc=%d): %s" % (" ".join(args), rc, text))
+
+    def mlnx_qos(self, ifname: str, args: Optional[List[str]] = None) -> Dict[str, Any]:
+        """``mlnx_qos -i IF [ARGS]``; every call prints the resulting state, which is returned parsed."""
+        argv = ["mlnx_qos", "-i", ifname] + list(args or [])
+        rc, out, err = self.run(argv)
+        text = (out or "") + (err or "")
+        if rc != 0 or "PFC configuration" not in text:
+            msg = " ".join(text.split())[-300:]
+            if _parse.is_not_supported(text):
+                raise NotSupported("%s: %s" % (" ".join(argv), msg))
+            raise HostError("%s failed (rc=%d): %s" % (" ".join(argv), rc, msg))
+        return _parse.parse_mlnx_qos(out)
+
+    def ibv_devinfo(self, device: str) -> Optional[Dict[str, Any]]:
+        """Parsed ``ibv_devinfo -d DEV`` for one device; None when ibv_devinfo is not installed."""
+        if self.which("ibv_devinfo") is None:
+            return None
+        return _parse.parse_ibv_devinfo(self.run_ok(["ibv_devinfo", "-d", device])).get(device)
 
     def management_address(self) -> Optional[str]:
         """The node-side address of the SSH connection Ansible uses, if any."""

@@ -345,3 +345,268 @@ def is_not_supported(stderr: str) -> bool:
     Other failures ("No such device", "Operation not permitted") return False.
     """
     return bool(stderr) and _NOT_SUPPORTED.search(stderr) is not None
+
+
+# --------------------------------------------------------------------------- DCB / RoCE tools
+#
+# iproute2 `dcb -j` prints one JSON object per command (dcb/dcb_pfc.c, dcb_app.c,
+# dcb_apptrust.c): booleans for on/off values (json_print's print_on_off), arrays for the
+# per-priority maps.  `mlnx_qos -i IF` (NVIDIA mlnx-tools, python/mlnx_qos) has no JSON mode; it
+# is parsed by its labels ("Priority trust state:", "PFC configuration:", "prio:N dscp:...").
+# `ibv_devinfo` (rdma-core) is parsed by its "name: value" labels as well.
+
+__all__ += [
+    "IB_MTU_BYTES",
+    "parse_dcb_app_json",
+    "parse_dcb_apptrust_json",
+    "parse_dcb_pfc_json",
+    "parse_ibv_devinfo",
+    "parse_mlnx_qos",
+]
+
+# IB MTU enum (enum ib_mtu / ibv_mtu) -> bytes
+IB_MTU_BYTES = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
+
+_PRIOS = 8
+
+
+def _load_json_object(text: str, tool: str) -> Dict[str, Any]:
+    if not isinstance(text, str):
+        raise ParseError("%s: expected JSON text, got %s" % (tool, type(text).__name__))
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ParseError("%s: malformed JSON: %s" % (tool, exc)) from None
+    if not isinstance(data, dict):
+        raise ParseError("%s: expected a JSON object, got %s" % (tool, type(data).__name__))
+    return data
+
+
+def _json_bool(value: Any, tool: str, field: str) -> bool:
+    # dcb prints booleans; accept "on"/"off" too (print_on_off before iproute2 5.11 era forks)
+    if isinstance(value, bool):
+        return value
+    if value in ("on", "off"):
+        return value == "on"
+    raise ParseError("%s: %s holds %r, expected true/false" % (tool, field, value))
+
+
+def _json_uint(value: Any, tool: str, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ParseError("%s: %s holds %r, expected an unsigned integer" % (tool, field, value))
+    return value
+
+
+def parse_dcb_pfc_json(text: str) -> Dict[str, Any]:
+    """Parse ``dcb -j pfc show dev IF``.
+
+    Returns ``{"pfc_cap": int|None, "macsec_bypass": bool|None, "delay": int|None,
+    "enabled": [priorities with PFC on, ascending]}``.  ``prio_pfc`` must be 8 booleans.
+    """
+    tool = "dcb pfc show"
+    data = _load_json_object(text, tool)
+    arr = data.get("prio_pfc")
+    if not isinstance(arr, list) or len(arr) != _PRIOS:
+        raise ParseError("%s: 'prio_pfc' is missing or not a list of %d values" % (tool, _PRIOS))
+    enabled = [i for i, v in enumerate(arr) if _json_bool(v, tool, "prio_pfc[%d]" % i)]
+    return {
+        "pfc_cap": _json_uint(data["pfc_cap"], tool, "pfc_cap") if "pfc_cap" in data else None,
+        "macsec_bypass": _json_bool(data["macsec_bypass"], tool, "macsec_bypass")
+        if "macsec_bypass" in data else None,
+        "delay": _json_uint(data["delay"], tool, "delay") if "delay" in data else None,
+        "enabled": enabled,
+    }
+
+
+def _pairs(data: Dict[str, Any], field: str, tool: str, max_key: int) -> Dict[int, List[int]]:
+    out = {}  # type: Dict[int, List[int]]
+    items = data.get(field, [])
+    if not isinstance(items, list):
+        raise ParseError("%s: %r is not a list" % (tool, field))
+    for item in items:
+        if not isinstance(item, list) or len(item) != 2:
+            raise ParseError("%s: %s entry %r is not a [key, priority] pair" % (tool, field, item))
+        key = _json_uint(item[0], tool, field)
+        prio = _json_uint(item[1], tool, field)
+        if key > max_key or prio >= _PRIOS:
+            raise ParseError("%s: %s entry %r is out of range (key 0..%d, priority 0..7)"
+                             % (tool, field, item, max_key))
+        out.setdefault(key, [])
+        if prio not in out[key]:
+            out[key].append(prio)
+    return dict((k, sorted(v)) for k, v in out.items())
+
+
+def parse_dcb_app_json(text: str) -> Dict[str, Any]:
+    """Parse ``dcb -j app show dev IF`` (the IEEE APP table).
+
+    Returns ``{"dscp_prio": {dscp: [priorities]}, "default_prio": [priorities],
+    "ethtype_prio": {ethertype: [priorities]}, "stream_port_prio": {...}, "dgram_port_prio": {...},
+    "port_prio": {...}}``.  The kernel's table may hold several priorities for one key, so every
+    value is a sorted list.  An empty table prints ``{}`` and parses to empty maps.
+    """
+    tool = "dcb app show"
+    data = _load_json_object(text, tool)
+    default = data.get("default_prio", [])
+    if not isinstance(default, list):
+        raise ParseError("%s: 'default_prio' is not a list" % tool)
+    out = {
+        "dscp_prio": _pairs(data, "dscp_prio", tool, 63),
+        "default_prio": sorted(set(_json_uint(p, tool, "default_prio") for p in default)),
+    }  # type: Dict[str, Any]
+    for field in ("ethtype_prio", "stream_port_prio", "dgram_port_prio", "port_prio"):
+        out[field] = _pairs(data, field, tool, 0xffff)
+    return out
+
+
+def parse_dcb_apptrust_json(text: str) -> List[str]:
+    """Parse ``dcb -j apptrust show dev IF`` (iproute2 6.3+): the trusted selectors, in order
+    (``["dscp", "pcp"]``); ``[]`` when the driver trusts none."""
+    tool = "dcb apptrust show"
+    data = _load_json_object(text, tool)
+    order = data.get("order", [])
+    if not isinstance(order, list) or not all(isinstance(s, str) for s in order):
+        raise ParseError("%s: 'order' is not a list of selector names" % tool)
+    return list(order)
+
+
+_MLNX_DSCP_LINE = re.compile(r"^prio:\s*(?P<prio>\d+)\s+dscp:\s*(?P<list>[\d,\s]*)$")
+_MLNX_TC_LINE = re.compile(r"^tc:\s*(?P<tc>\d+)\s+ratelimit:\s*(?P<rate>[^,]+),\s*tsa:\s*(?P<tsa>.+)$")
+
+
+def _int_row(line: str, label: str, tool: str) -> List[int]:
+    tokens = line.split()[len(label.split()):]
+    try:
+        return [int(t) for t in tokens]
+    except ValueError:
+        raise ParseError("%s: expected integers after %r in line %r" % (tool, label, line)) from None
+
+
+def parse_mlnx_qos(text: str) -> Dict[str, Any]:
+    """Parse the report ``mlnx_qos -i IF`` prints (also after every set command).
+
+    Returns ``{"dcbx_mode": "os"|"firmware"|None, "trust": "dscp"|"pcp"|"none"|None,
+    "dscp2prio": {dscp: prio}, "default_priority": [prio, ...], "cable_len": int|None,
+    "pfc": [priorities with PFC on], "pfc_buffer": [8 buffer indices]|None,
+    "receive_buffer_size": [sizes]|None, "tc": {tc: {"ratelimit", "tsa", "priorities"}},
+    "notes": [lines such as "Buffers commands are not supported on your system"]}``.
+
+    mlnx_qos prints the dscp2prio table only when trust is dscp; a priority with more than eight
+    DSCPs wraps onto further ``prio:N dscp:`` lines.  ParseError when there is no
+    ``PFC configuration`` with an ``enabled`` row of 8 values.
+    """
+    tool = "mlnx_qos"
+    result = {
+        "dcbx_mode": None, "trust": None, "dscp2prio": {}, "default_priority": [], "cable_len": None,
+        "pfc": None, "pfc_buffer": None, "receive_buffer_size": None, "tc": {}, "notes": [],
+    }  # type: Dict[str, Any]
+    section = None  # type: Optional[str]
+    pfc_header = None  # type: Optional[List[int]]
+    current_tc = None  # type: Optional[int]
+    for line in _lines(text, tool):
+        if not line:
+            continue
+        lower = line.lower()
+        if lower.startswith("dcbx mode:"):
+            mode = lower.split(":", 1)[1].strip()
+            result["dcbx_mode"] = "os" if mode.startswith("os") else "firmware" if mode.startswith("firmware") else mode
+            section = None
+        elif lower.startswith("priority trust state:"):
+            result["trust"] = lower.split(":", 1)[1].strip() or None
+            section = None
+        elif lower.startswith("dscp2prio mapping:"):
+            section = "dscp"
+        elif lower.startswith("default priority:"):
+            section = "default"
+        elif lower.startswith("receive buffer size"):
+            sizes = line.split(":", 1)[1].strip().rstrip(",")
+            values = [v for v in sizes.split(",") if v and not v.startswith("total_size")]
+            try:
+                result["receive_buffer_size"] = [int(v) for v in values]
+            except ValueError:
+                raise ParseError("%s: cannot parse buffer sizes in line %r" % (tool, line)) from None
+            section = None
+        elif lower.startswith("cable len:"):
+            result["cable_len"] = _int_or_none(line.split(":", 1)[1], tool, line)
+            section = None
+        elif lower.startswith("pfc configuration:"):
+            section = "pfc"
+        elif section == "pfc" and lower.startswith("priority"):
+            pfc_header = _int_row(line, "priority", tool)
+        elif section == "pfc" and lower.startswith("enabled"):
+            row = _int_row(line, "enabled", tool)
+            header = pfc_header or list(range(_PRIOS))
+            if len(row) != _PRIOS or len(header) != _PRIOS or any(v not in (0, 1) for v in row):
+                raise ParseError("%s: PFC 'enabled' row must hold 8 values 0/1: %r" % (tool, line))
+            result["pfc"] = sorted(p for p, v in zip(header, row) if v)
+        elif section == "pfc" and lower.startswith("buffer"):
+            result["pfc_buffer"] = _int_row(line, "buffer", tool)
+        elif _MLNX_TC_LINE.match(line):
+            m = _MLNX_TC_LINE.match(line)
+            current_tc = int(m.group("tc"))
+            result["tc"][current_tc] = {"ratelimit": m.group("rate").strip(), "tsa": m.group("tsa").strip(),
+                                        "priorities": []}
+            section = "tc"
+        elif section == "tc" and lower.startswith("priority:") and current_tc is not None:
+            result["tc"][current_tc]["priorities"].append(_int_or_none(line.split(":", 1)[1], tool, line))
+        elif section == "dscp" and _MLNX_DSCP_LINE.match(line):
+            m = _MLNX_DSCP_LINE.match(line)
+            prio = int(m.group("prio"))
+            for item in m.group("list").replace(" ", "").split(","):
+                if item:
+                    dscp = int(item)
+                    if dscp > 63 or prio >= _PRIOS:
+                        raise ParseError("%s: dscp2prio line %r is out of range" % (tool, line))
+                    result["dscp2prio"][dscp] = prio
+        elif section == "default" and lower.startswith("prio:"):
+            result["default_priority"].append(_int_or_none(line.split(":", 1)[1], tool, line))
+        elif "not supported" in lower or lower.startswith("*"):
+            result["notes"].append(line.strip("* "))
+    if result["pfc"] is None:
+        raise ParseError("%s: no 'PFC configuration' with an 'enabled' row in output" % tool)
+    return result
+
+
+def parse_ibv_devinfo(text: str) -> Dict[str, Dict[str, Any]]:
+    """Parse ``ibv_devinfo`` (rdma-core) into ``{hca_id: {"transport", "fw_ver", "node_guid",
+    "ports": {port: {"state", "max_mtu", "active_mtu", "link_layer"}}}}``.
+
+    ``max_mtu``/``active_mtu`` are bytes (``4096 (5)`` -> 4096; the enum in parentheses must agree
+    with the bytes, see :data:`IB_MTU_BYTES`); ``state`` is the name (``PORT_ACTIVE``).
+    """
+    tool = "ibv_devinfo"
+    out = {}  # type: Dict[str, Dict[str, Any]]
+    dev = None  # type: Optional[Dict[str, Any]]
+    port = None  # type: Optional[Dict[str, Any]]
+    for line in _lines(text, tool):
+        field = _split_field(line)
+        if field is None:
+            continue
+        label, value = field
+        if label == "hca_id":
+            dev = {"ports": {}}
+            out[value] = dev
+            port = None
+        elif dev is None:
+            continue
+        elif label == "port":
+            try:
+                number = int(value)
+            except ValueError:
+                raise ParseError("%s: bad port number in line %r" % (tool, line)) from None
+            port = {"state": None, "max_mtu": None, "active_mtu": None, "link_layer": None}
+            dev["ports"][number] = port
+        elif port is not None and label in ("max_mtu", "active_mtu"):
+            m = re.match(r"^(\d+)\s*\((\d+)\)$", value)
+            if not m or IB_MTU_BYTES.get(int(m.group(2))) != int(m.group(1)):
+                raise ParseError("%s: %s must read like '4096 (5)' in line %r" % (tool, label, line))
+            port[label] = int(m.group(1))
+        elif port is not None and label == "state":
+            port["state"] = value.split()[0]
+        elif port is not None and label == "link_layer":
+            port["link_layer"] = value
+        elif port is None and label in ("transport", "fw_ver", "node_guid"):
+            dev[label] = value
+    if not out:
+        raise ParseError("%s: no 'hca_id:' line in output" % tool)
+    return out

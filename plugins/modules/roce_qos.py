@@ -1,0 +1,369 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: roce_qos
+short_description: Lossless RoCE - PFC, DSCP trust and map, RoCE ToS and mode, ECN and CNP - checked for coherence
+version_added: 0.1.0
+description:
+  - Brings the NIC QoS of the selected interfaces and the RDMA CM defaults of their RDMA devices to
+    one traffic class, in one call, and refuses combinations that cannot be lossless before anything
+    changes.
+  - "NIC side, per interface, through one of two backends: iproute2 C(dcb) (generic: C(dcb pfc), C(dcb app),
+    C(dcb apptrust)) or NVIDIA's C(mlnx_qos). O(backend=auto) uses C(mlnx_qos) when it is installed and the
+    driver is C(mlx5_core), else C(dcb). State is read from C(dcb -j) JSON and from the labels of the
+    C(mlnx_qos -i IF) report, never from column positions."
+  - "Trust: C(mlnx_qos --trust). With C(dcb), trust is set with C(dcb apptrust) where iproute2 (6.3 or later)
+    and the driver support it. mlx5 and ice do not: they switch to DSCP trust when the first DSCP APP entry
+    is added and back to PCP when the last is removed, so with C(dcb) on those drivers O(trust=dscp)
+    needs a O(dscp_map) and O(trust=pcp) removes the DSCP entries."
+  - "RDMA CM side, per RDMA port of the selected interfaces (found by C(/sys/class/infiniband/DEV/ports/N/gid_attrs/ndevs/0)):
+    C(/sys/kernel/config/rdma_cm/DEV/ports/N/default_roce_tos) and C(default_roce_mode). The configfs group
+    C(/sys/kernel/config/rdma_cm/DEV) is created when missing and removed again on rollback; because the
+    kernel keeps the values after the group is removed, rollback first writes back the kernel defaults
+    (ToS 0, RoCE v2)."
+  - "ECN/DCQCN per priority and the CNP DSCP/priority where the driver exposes them
+    (C(/sys/class/net/IF/ecn/roce_np|roce_rp/enable/PRIO), C(roce_np/cnp_dscp), C(roce_np/cnp_802p_prio);
+    NVIDIA's MLNX_OFED mlx5_core does, the upstream driver does not)."
+  - "Coherence, checked on the state the node ends with: under DSCP trust the RoCE ToS (DSCP = O(tos) >> 2)
+    must land in a priority with PFC enabled; every PFC priority must be reached by some DSCP; trust must be
+    dscp when a O(dscp_map) is given; the CNP priority (and the priority of the CNP DSCP) must differ from the
+    data priority; the netdev MTU must be at least the RDMA path MTU (O(rdma_mtu), else the port's active MTU
+    from C(ibv_devinfo)), and O(rdma_mtu) may not exceed the port's active MTU."
+  - "A device without DCB (the tool answers Operation not supported, as virtio-net, e1000e and veth do) is
+    reported in RV(unsupported) and none of its NIC settings change; that is not a failure unless
+    O(on_unsupported=fail). The RDMA CM defaults of an RDMA device on it (for example soft-RoCE C(rxe0) on
+    virtio-net) are still set, since they belong to the RDMA device."
+  - Every original is recorded in the journal; M(hpcnet.rdma.tuning_state) rolls them back. Settings are
+    runtime only; they do not survive a reboot or a driver reload.
+author:
+  - hpcnet.rdma contributors (@hpcnet)
+extends_documentation_fragment:
+  - hpcnet.rdma.journal
+attributes:
+  check_mode:
+    support: full
+    description: Predicts exactly the changes a real run makes and writes nothing.
+  diff_mode:
+    support: full
+    description: Shows every QoS and RDMA CM value before and after.
+options:
+  interfaces:
+    description:
+      - The RoCE interfaces, selected like M(hpcnet.rdma.nic_tuning) does. Each entry holds exactly one of
+        O(interfaces[].name), O(interfaces[].glob), O(interfaces[].driver) or O(interfaces[].subnet).
+      - All selected interfaces get the same QoS, because the fabric must agree on one traffic class.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      name:
+        description: Exact interface name; it must exist.
+        type: str
+      glob:
+        description: Shell-style pattern of interface names, for example C(ens*f0np0).
+        type: str
+      driver:
+        description: Kernel driver of the interface, for example C(mlx5_core).
+        type: str
+      subnet:
+        description: Select interfaces holding an address inside this network, for example C(10.10.0.0/16).
+        type: str
+  trust:
+    description:
+      - Which header the NIC classifies received traffic by. C(dscp) for routed RoCE v2 fabrics.
+    type: str
+    choices: [dscp, pcp]
+    default: dscp
+  pfc:
+    description:
+      - Priorities (0..7) with Priority Flow Control enabled; every other priority gets PFC off.
+        Omit to leave PFC as it is (the checks then use the current PFC).
+    type: list
+    elements: int
+  dscp_map:
+    description:
+      - "DSCP (0..63) to priority (0..7) entries, for example C({26: 3, 48: 6}). DSCPs not listed are left as
+        they are. Needs O(trust=dscp)."
+    type: dict
+    default: {}
+  tos:
+    description:
+      - RoCE ToS byte the RDMA CM uses by default (0..255); DSCP is C(tos >> 2). The default 106 is DSCP 26
+        with ECT(0), NVIDIA's RoCE guidance for priority 3.
+    type: int
+    default: 106
+  roce_mode:
+    description: RoCE version the RDMA CM uses by default (C(default_roce_mode)).
+    type: str
+    choices: [v1, v2]
+    default: v2
+  ecn:
+    description:
+      - Enable (or disable) ECN/DCQCN notification point (C(roce_np)) and reaction point (C(roce_rp)) per
+        priority where the driver exposes it.
+    type: dict
+    suboptions:
+      priorities:
+        description: Priorities to set; default is the RoCE data priority derived from O(tos).
+        type: list
+        elements: int
+      np:
+        description: Notification point (the receiver sends CNPs) on for these priorities.
+        type: bool
+        default: true
+      rp:
+        description: Reaction point (the sender slows down on CNPs) on for these priorities.
+        type: bool
+        default: true
+  cnp:
+    description: DSCP and 802.1p priority of the congestion notification packets, where the driver exposes them.
+    type: dict
+    suboptions:
+      dscp:
+        description: DSCP of CNPs (C(roce_np/cnp_dscp)), 0..63; NVIDIA uses 48.
+        type: int
+      priority:
+        description: 802.1p priority of CNPs (C(roce_np/cnp_802p_prio)), 0..7; NVIDIA uses 6. Must differ from the data priority.
+        type: int
+  rdma_mtu:
+    description:
+      - RDMA path MTU in bytes the applications will use. Checked against the netdev MTU and the port's
+        active MTU. Default is the port's active MTU read with C(ibv_devinfo), when it is installed.
+    type: int
+    choices: [256, 512, 1024, 2048, 4096]
+  backend:
+    description: C(auto) picks C(mlnx_qos) for mlx5_core when it is installed, else C(dcb).
+    type: str
+    choices: [auto, dcb, mlnx_qos]
+    default: auto
+  on_unsupported:
+    description:
+      - What a device without DCB (or without ECN sysfs, or without rdma_cm configfs) means. C(warn) reports it in
+        RV(unsupported) and changes nothing of it; C(fail) fails before anything changes.
+    type: str
+    choices: [warn, fail]
+    default: warn
+notes:
+  - Writes take effect at once; PFC and trust changes do not flap the link.
+  - Use M(hpcnet.rdma.roce_qos_info) to read the state without changing it.
+seealso:
+  - module: hpcnet.rdma.roce_qos_info
+  - module: hpcnet.rdma.tuning_state
+  - module: hpcnet.rdma.managed_files
+"""
+
+EXAMPLES = r"""
+- name: Lossless RoCE v2 on every ConnectX port - DSCP 26 on priority 3, CNPs on DSCP 48 / priority 6
+  hpcnet.rdma.roce_qos:
+    interfaces:
+      - driver: mlx5_core
+    trust: dscp
+    pfc: [3]
+    dscp_map: {26: 3, 48: 6}
+    tos: 106
+    roce_mode: v2
+    ecn: {np: true, rp: true}
+    cnp: {dscp: 48, priority: 6}
+    rdma_mtu: 4096
+  register: qos
+
+- name: Same with iproute2 dcb forced, failing on any port without DCB
+  hpcnet.rdma.roce_qos:
+    interfaces:
+      - subnet: 10.10.0.0/16
+    backend: dcb
+    pfc: [3]
+    dscp_map: {26: 3}
+    on_unsupported: fail
+
+- name: Soft-RoCE lab (virtio-net has no DCB) - sets the RDMA CM ToS/mode, reports the NIC as unsupported
+  hpcnet.rdma.roce_qos:
+    interfaces:
+      - name: data0
+    pfc: [3]
+"""
+
+RETURN = r"""
+changes:
+  description: >-
+    Every change planned (check mode) or made, in order. Keys are C(dcb:IF:pfc), C(dcb:IF:dscp.N),
+    C(dcb:IF:trust), C(mlnx_qos:IF:trust|pfc|dscp.N), C(ecn:IF:roce_np.P|roce_rp.P|cnp_dscp|cnp_802p_prio),
+    C(rdmacm:DEV:PORT:tos|mode) and C(dir:/sys/kernel/config/rdma_cm/DEV).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"key": "rdmacm:rxe0:1:tos", "before": 0, "after": 106}]
+previous:
+  description: Value of every managed key before this call (C(null) for an absent DSCP entry or configfs group).
+  returned: always
+  type: dict
+  sample: {"dcb:ens1f0np0:pfc": [], "rdmacm:mlx5_0:1:tos": 0}
+current:
+  description: Value of every managed key after this call, read back from the node (predicted in check mode).
+  returned: always
+  type: dict
+  sample: {"dcb:ens1f0np0:pfc": [3], "rdmacm:mlx5_0:1:tos": 106}
+interfaces:
+  description: >-
+    Per selected interface - driver, backend, whether it has DCB, and the state it ends with (trust,
+    PFC priorities, the DSCP map, the RoCE data priority, the CNP DSCP/priority).
+  returned: always
+  type: dict
+  sample: {"ens1f0np0": {"driver": "mlx5_core", "backend": "mlnx_qos", "dcb": true, "trust": "dscp",
+           "trust_control": "mlnx_qos", "pfc": [3], "priority": 3, "cnp": {"dscp": 48, "priority": 6},
+           "selected_by": ["driver=mlx5_core"]}}
+unsupported:
+  description: What could not be set here, each with the interface, the feature (C(dcb), C(ecn), C(rdma_cm)) and why.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"interface": "data0", "feature": "dcb",
+            "reason": "dcb -j pfc show dev data0: Attribute read: Operation not supported"}]
+rdma_ports:
+  description: RDMA ports on the selected interfaces, with link layer, active MTU, GID index for the RoCE mode and RDMA CM state before this call.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"device": "rxe0", "port": 1, "netdev": "data0", "link_layer": "Ethernet", "active_mtu": 1024,
+            "gid_index": 1, "tos": null, "mode": null}]
+app:
+  description: >-
+    The values applications must use, derived from the same state (feed them to the
+    hpcnet.rdma.fabric_app_config role) - ToS, DSCP, data priority, RoCE mode, C(DEV:PORT) list, netdevs and
+    the GID index of the RoCE mode (C(null) when ports disagree).
+  returned: always
+  type: dict
+  sample: {"tos": 106, "dscp": 26, "priority": 3, "roce_mode": "v2", "rdma_mtu": 4096,
+           "hcas": ["mlx5_0:1"], "netdevs": ["ens1f0np0"], "gid_index": 3}
+refused:
+  description: Changes the kernel declined (nothing changed for them).
+  returned: when changed and not in check mode
+  type: list
+  elements: dict
+  sample: []
+generation:
+  description: Journal generation recorded by this call.
+  returned: when changed and not in check mode
+  type: int
+  sample: 4
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _link, _qos
+from ansible_collections.hpcnet.rdma.plugins.module_utils._engine import Engine
+from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
+
+SELECTOR = dict(name=dict(type="str"), glob=dict(type="str"), driver=dict(type="str"), subnet=dict(type="str"))
+
+ARGUMENT_SPEC = dict(
+    interfaces=dict(type="list", elements="dict", required=True, options=SELECTOR),
+    trust=dict(type="str", choices=["dscp", "pcp"], default="dscp"),
+    pfc=dict(type="list", elements="int"),
+    dscp_map=dict(type="dict", default={}),
+    tos=dict(type="int", default=106),
+    roce_mode=dict(type="str", choices=["v1", "v2"], default="v2"),
+    ecn=dict(type="dict", options=dict(
+        priorities=dict(type="list", elements="int"),
+        np=dict(type="bool", default=True),
+        rp=dict(type="bool", default=True),
+    )),
+    cnp=dict(type="dict", options=dict(dscp=dict(type="int"), priority=dict(type="int"))),
+    rdma_mtu=dict(type="int", choices=list(_qos.RDMA_MTUS)),
+    backend=dict(type="str", choices=["auto", "dcb", "mlnx_qos"], default="auto"),
+    on_unsupported=dict(type="str", choices=["warn", "fail"], default="warn"),
+    journal_dir=dict(type="path", default="/var/lib/hpcnet-rdma"),
+)
+
+
+def observe(host: Host, params: dict, desired: dict) -> dict:
+    """Read everything the plan needs: links, each interface's DCB/ECN state, its RDMA ports."""
+    links = _link.observe(host)
+    chosen = _link.select(params["interfaces"], links)
+    ports = _qos.observe_rdma(host, sorted(chosen), desired["roce_mode"])
+    nics = {}
+    for ifname in sorted(chosen):
+        driver = links[ifname].get("driver")
+        obs = _qos.observe_nic(host, ifname, _qos.choose_backend(host, params["backend"], driver))
+        obs["driver"] = driver
+        nics[ifname] = {"obs": obs, "mtu": links[ifname]["mtu"], "selected_by": chosen[ifname]["selected_by"],
+                        "ecn": _qos.observe_ecn(host, ifname) if obs["supported"] else None,
+                        "ports": [p for p in ports if p["netdev"] == ifname]}
+    return {"nics": nics, "ports": ports}
+
+
+def plan(desired: dict, seen: dict, on_unsupported: str) -> dict:
+    """Pure: coherence checks on every interface, then the plan; ValueError before any change."""
+    warnings, unsupported, errors = [], [], []
+    finals, interfaces = {}, {}
+    for ifname, nic in sorted(seen["nics"].items()):
+        obs = nic["obs"]
+        info = {"driver": obs.get("driver"), "backend": obs["backend"], "dcb": obs["supported"],
+                "selected_by": nic["selected_by"]}
+        interfaces[ifname] = info
+        if not obs["supported"]:
+            unsupported.append({"interface": ifname, "feature": "dcb", "reason": obs["reason"]})
+            errors.extend(_qos._check_mtu(ifname, nic["mtu"], nic["ports"], desired["rdma_mtu"]))
+            continue
+        try:
+            finals[ifname] = _qos.check(ifname, obs, desired, nic["ecn"], nic["ports"], nic["mtu"], warnings)
+        except ValueError as e:
+            errors.append(str(e))
+            continue
+        info.update(finals[ifname], trust_control=obs["trust_control"])
+    if errors:
+        raise ValueError("; ".join(errors))
+    p, previous = Plan(), {}
+    for ifname in sorted(finals):
+        nic = seen["nics"][ifname]
+        _qos.plan_nic(ifname, nic["obs"], desired, nic["ecn"], finals[ifname], p, previous, unsupported)
+    _qos.plan_rdma_cm(seen["ports"], desired, p, previous, unsupported)
+    if unsupported and on_unsupported == "fail":
+        raise ValueError("not supported here: %s; set on_unsupported: warn to apply the rest and report these"
+                         % "; ".join("%s %s (%s)" % (u["interface"], u["feature"], u["reason"]) for u in unsupported))
+    app = _qos.app_values(desired, seen["ports"], finals, warnings)
+    if not seen["ports"]:
+        app["netdevs"] = sorted(seen["nics"])
+    return {"plan": p, "previous": previous, "warnings": warnings, "unsupported": unsupported,
+            "interfaces": interfaces, "app": app, "rdma_ports": seen["ports"]}
+
+
+def run(module, host: Host) -> dict:
+    params = module.params
+    if not params["interfaces"]:
+        module.fail_json(msg="interfaces: at least one selection is required")
+    try:
+        desired = _qos.validate(params)
+    except ValueError as e:
+        module.fail_json(msg=str(e))
+    engine = Engine(module, host, params["journal_dir"])
+    extra = {}
+    notes = []
+
+    def build():
+        planned = plan(desired, observe(host, params, desired), params["on_unsupported"])
+        extra.update(interfaces=planned["interfaces"], unsupported=planned["unsupported"],
+                     rdma_ports=planned["rdma_ports"], app=planned["app"])
+        notes[:] = planned["warnings"] + ["%s: %s not supported here: %s" % (u["interface"], u["feature"], u["reason"])
+                                          for u in planned["unsupported"]]
+        return planned["plan"], planned["previous"]
+
+    out = engine.run("roce_qos", build, extra)
+    for note in notes:
+        module.warn(note)
+    return out
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module.exit_json(**run(module, Host.from_module(module)))
+
+
+if __name__ == "__main__":
+    main()

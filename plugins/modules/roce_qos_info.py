@@ -1,0 +1,163 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: roce_qos_info
+short_description: Read RoCE QoS (PFC, trust, DSCP map, ECN, RDMA CM ToS/mode) and report what is incoherent
+version_added: 0.1.0
+description:
+  - Reads, for the selected interfaces, what M(hpcnet.rdma.roce_qos) manages - through the same backends
+    (C(dcb -j), C(mlnx_qos)) and sysfs/configfs files - and changes nothing.
+  - RV(findings) lists what would make RoCE lossy or slow in the current state - the same coherence checks
+    M(hpcnet.rdma.roce_qos) runs before it applies anything, evaluated on the values in place.
+author:
+  - hpcnet.rdma contributors (@hpcnet)
+attributes:
+  check_mode:
+    support: full
+    description: Reads only; check mode changes nothing either.
+  diff_mode:
+    support: none
+    description: Nothing changes, so there is nothing to diff.
+options:
+  interfaces:
+    description:
+      - Selections like in M(hpcnet.rdma.roce_qos), each with exactly one of O(interfaces[].name),
+        O(interfaces[].glob), O(interfaces[].driver) or O(interfaces[].subnet). Default is every
+        non-loopback interface.
+    type: list
+    elements: dict
+    default: [{glob: "*"}]
+    suboptions:
+      name:
+        description: Exact interface name.
+        type: str
+      glob:
+        description: Shell-style pattern of interface names.
+        type: str
+      driver:
+        description: Kernel driver of the interface.
+        type: str
+      subnet:
+        description: Interfaces holding an address inside this network.
+        type: str
+  tos:
+    description:
+      - ToS to check the PFC and CNP coherence with. Default is the ToS the RDMA CM uses on the interface's
+        RDMA device, or 106 when it has none set.
+    type: int
+  roce_mode:
+    description: RoCE mode whose GID index is reported in RV(rdma_ports).
+    type: str
+    choices: [v1, v2]
+    default: v2
+  backend:
+    description: As in M(hpcnet.rdma.roce_qos).
+    type: str
+    choices: [auto, dcb, mlnx_qos]
+    default: auto
+"""
+
+EXAMPLES = r"""
+- name: What QoS do the RoCE ports have?
+  hpcnet.rdma.roce_qos_info:
+    interfaces:
+      - driver: mlx5_core
+  register: qos
+
+- name: Fail when the fabric QoS is incoherent
+  ansible.builtin.assert:
+    that: qos.findings | length == 0
+    fail_msg: "{{ qos.findings | join('; ') }}"
+"""
+
+RETURN = r"""
+interfaces:
+  description: Per interface - driver, backend, DCB support (and why not), trust, PFC priorities, DSCP map, ECN state.
+  returned: always
+  type: dict
+  sample: {"ens1f0np0": {"driver": "mlx5_core", "backend": "dcb", "dcb": true, "trust": "dscp",
+           "trust_control": "implicit", "pfc": [3], "dscp_map": {"26": 3}, "ecn": null}}
+rdma_ports:
+  description: RDMA ports on the selected interfaces with link layer, state, active MTU, GID index and RDMA CM ToS/mode.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"device": "rxe0", "port": 1, "netdev": "data0", "active_mtu": 1024, "tos": 106, "mode": "RoCE v2"}]
+findings:
+  description: Incoherences in the current state, each naming the setting, its value and what is allowed.
+  returned: always
+  type: list
+  elements: str
+  sample: ["tos: 106 (DSCP 26) lands in priority 0 on data0 ..., but PFC is on only for no priority"]
+unsupported:
+  description: Interfaces without DCB, with the tool's answer.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"interface": "data0", "feature": "dcb", "reason": "Operation not supported"}]
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _link, _qos
+from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
+
+ARGUMENT_SPEC = dict(
+    interfaces=dict(type="list", elements="dict", default=[{"glob": "*"}], options=dict(
+        name=dict(type="str"), glob=dict(type="str"), driver=dict(type="str"), subnet=dict(type="str"))),
+    tos=dict(type="int"),
+    roce_mode=dict(type="str", choices=["v1", "v2"], default="v2"),
+    backend=dict(type="str", choices=["auto", "dcb", "mlnx_qos"], default="auto"),
+)
+
+
+def run(module, host: Host) -> dict:
+    params = module.params
+    try:
+        links = _link.observe(host)
+        chosen = _link.select(params["interfaces"], links)
+        ports = _qos.observe_rdma(host, sorted(chosen), params["roce_mode"])
+        interfaces, findings, unsupported = {}, [], []
+        for ifname in sorted(chosen):
+            driver = links[ifname].get("driver")
+            obs = _qos.observe_nic(host, ifname, _qos.choose_backend(host, params["backend"], driver))
+            obs["driver"] = driver
+            mine = [p for p in ports if p["netdev"] == ifname]
+            info = {"driver": driver, "backend": obs["backend"], "dcb": obs["supported"], "reason": obs["reason"]}
+            interfaces[ifname] = info
+            if not obs["supported"]:
+                unsupported.append({"interface": ifname, "feature": "dcb", "reason": obs["reason"]})
+                findings.extend(_qos._check_mtu(ifname, links[ifname]["mtu"], mine, None))
+                continue
+            ecn = _qos.observe_ecn(host, ifname)
+            info.update(trust=obs["trust"], trust_control=obs["trust_control"], pfc=obs["pfc"],
+                        dscp_map=_qos._flat(obs["dscp"]), ecn=ecn)
+            tos = params["tos"]
+            if tos is None:
+                set_tos = [p["tos"] for p in mine if p.get("tos") is not None]
+                tos = set_tos[0] if set_tos else 106
+            current = _qos.validate({"tos": tos, "trust": None, "pfc": None, "dscp_map": {},
+                                     "roce_mode": params["roce_mode"]})
+            try:
+                final = _qos.check(ifname, obs, current, ecn, mine, links[ifname]["mtu"], [])
+                info.update(priority=final["priority"], cnp=final["cnp"])
+            except _qos.Incoherent as e:
+                findings.extend(e.errors)
+    except (HostError, ValueError) as e:
+        module.fail_json(msg=str(e))
+    return {"changed": False, "interfaces": interfaces, "rdma_ports": ports, "findings": findings,
+            "unsupported": unsupported}
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module.exit_json(**run(module, Host.from_module(module)))
+
+
+if __name__ == "__main__":
+    main()

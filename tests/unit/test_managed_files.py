@@ -1,0 +1,141 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""managed_files through run() on a fake tree, and the fabric_app_config templates: the app files
+carry exactly the values the QoS uses."""
+from __future__ import annotations
+
+import os
+
+import jinja2
+import pytest
+import yaml
+
+from ansible_collections.hpcnet.rdma.plugins.modules import managed_files, tuning_state
+
+from .conftest import Failed, FakeModule
+
+ROLE = os.path.join(os.path.dirname(__file__), "..", "..", "roles", "fabric_app_config")
+MPI = "/etc/openmpi/openmpi-mca-params.conf"
+
+
+def files(node, check=False, **params):
+    params.setdefault("files", [
+        {"path": "/etc/nccl.conf", "content": "NCCL_IB_TC=106\n"},
+        {"path": "/etc/ucx/ucx.conf", "content": "UCX_IB_TRAFFIC_CLASS=106\n"},
+        {"path": "/etc/ucx/more/x.conf", "content": "x\n", "mode": "600"},
+        {"path": MPI, "content": "pml = ucx\n"},
+    ])
+    return managed_files.run(FakeModule(managed_files.ARGUMENT_SPEC, params, check_mode=check), node.host())
+
+
+def state(node, **params):
+    return tuning_state.run(FakeModule(tuning_state.ARGUMENT_SPEC, params), node.host())
+
+
+@pytest.fixture
+def etc(node):
+    node.write(MPI, "# packaged by Debian\nbtl_base_warn_component_unused = 0\n", 0o640)
+    node.write("/etc/hostname", "node1\n")
+    return node
+
+
+def outside_journal(node):
+    jdir = node.path("/var/lib/hpcnet-rdma")
+    return dict((k, v) for k, v in node.snapshot()["files"].items() if not k.startswith(jdir))
+
+
+def test_check_mode_predicts_exactly_and_writes_nothing(etc):
+    before = etc.snapshot()
+    predicted = files(etc, check=True)
+    assert etc.snapshot() == before
+    assert [c["key"] for c in predicted["changes"]] == [
+        "file:/etc/nccl.conf", "dir:/etc/ucx", "file:/etc/ucx/ucx.conf", "dir:/etc/ucx/more",
+        "file:/etc/ucx/more/x.conf", "file:" + MPI]
+    real = files(etc)
+    assert real["changes"] == predicted["changes"] and real["current"] == predicted["current"]
+    assert etc.read("/etc/ucx/more/x.conf") == "x\n"
+    assert oct(os.stat(etc.path("/etc/ucx/more/x.conf")).st_mode & 0o777) == "0o600"
+    assert files(etc)["changed"] is False
+
+
+def test_rollback_restores_originals_and_removes_what_was_created(etc):
+    pristine = outside_journal(etc)
+    files(etc)
+    files(etc, files=[{"path": "/etc/nccl.conf", "content": "NCCL_IB_TC=98\n"}])
+    state(etc, action="rollback")
+    assert outside_journal(etc) == pristine
+    assert not os.path.exists(etc.path("/etc/ucx"))
+    assert etc.read(MPI) == "# packaged by Debian\nbtl_base_warn_component_unused = 0\n"
+
+
+def test_absent_removes_and_rollback_brings_it_back(etc):
+    pristine = outside_journal(etc)
+    out = files(etc, files=[{"path": MPI, "state": "absent"}])
+    assert out["changes"][0]["after"] is None and not os.path.exists(etc.path(MPI))
+    assert files(etc, files=[{"path": MPI, "state": "absent"}])["changed"] is False
+    state(etc, action="rollback")
+    assert outside_journal(etc) == pristine
+
+
+@pytest.mark.parametrize("entries, message", [
+    ([{"path": "etc/nccl.conf", "content": "x"}], r"files\[0\].path: 'etc/nccl.conf' is not an absolute file path"),
+    ([{"path": "/etc/a", "content": "x"}, {"path": "/etc/a", "content": "y"}], r"files\[1\].path: /etc/a is given twice"),
+    ([{"path": "/etc/a", "content": "x", "mode": "rw-r--r--"}], r"files\[0\].mode: 'rw-r--r--' is not an octal mode"),
+    ([{"path": "/etc/a"}], r"files\[0\].content: required for /etc/a with state present"),
+    ([{"path": "/etc/a", "content": "x", "state": "gone"}], "value of state must be one of: present, absent"),
+])
+@pytest.mark.parametrize("check", [False, True])
+def test_bad_input_changes_nothing(etc, entries, message, check):
+    before = etc.snapshot()
+    with pytest.raises(Failed, match=message):
+        files(etc, check=check, files=entries)
+    assert etc.snapshot() == before
+
+
+# --------------------------------------------------------------------------- the role's templates
+def render(name, **overrides):
+    with open(os.path.join(ROLE, "defaults", "main.yml"), encoding="utf-8") as f:
+        values = yaml.safe_load(f)
+    values.update(overrides)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(ROLE, "templates")),
+                             trim_blocks=True, undefined=jinja2.StrictUndefined)   # as the template lookup
+    return env.get_template(name).render(**values)
+
+
+def settings(text, sep="="):
+    return dict(line.split(sep, 1) for line in text.splitlines() if line and not line.startswith("#"))
+
+
+def test_app_files_carry_the_qos_values():
+    v = dict(fabric_app_config_tos=98, fabric_app_config_hcas=["mlx5_0:1", "mlx5_1:1"],
+             fabric_app_config_netdevs=["ens1f0np0"], fabric_app_config_gid_index=3, fabric_app_config_rdma_mtu=4096)
+    assert settings(render("nccl.conf.j2", **v)) == {
+        "NCCL_IB_HCA": "=mlx5_0:1,mlx5_1:1", "NCCL_IB_TC": "98", "NCCL_IB_GID_INDEX": "3",
+        "NCCL_SOCKET_IFNAME": "=ens1f0np0"}
+    assert settings(render("ucx.conf.j2", **v)) == {
+        "UCX_NET_DEVICES": "mlx5_0:1,mlx5_1:1", "UCX_IB_TRAFFIC_CLASS": "98", "UCX_IB_GID_INDEX": "3",
+        "UCX_IB_PATH_MTU": "4096"}
+    assert settings(render("openmpi-mca-params.conf.j2", **v), " = ") == {
+        "pml": "ucx", "osc": "ucx", "btl": "^openib,ofi", "pml_ucx_tls": "any", "pml_ucx_devices": "any"}
+
+
+def test_app_files_leave_unknown_values_to_the_libraries():
+    assert settings(render("nccl.conf.j2")) == {"NCCL_IB_TC": "106"}
+    assert settings(render("ucx.conf.j2", fabric_app_config_ucx_extra={"UCX_TLS": "rc,sm"})) == {
+        "UCX_IB_TRAFFIC_CLASS": "106", "UCX_TLS": "rc,sm"}
+    # RoCE v1 has no v2 GID to pin
+    assert "NCCL_IB_GID_INDEX" not in settings(render("nccl.conf.j2", fabric_app_config_roce_mode="v1",
+                                                      fabric_app_config_gid_index=0))
+
+
+def test_role_defaults_match_the_argument_specs():
+    with open(os.path.join(ROLE, "meta", "argument_specs.yml"), encoding="utf-8") as f:
+        spec = yaml.safe_load(f)["argument_specs"]["main"]["options"]
+    with open(os.path.join(ROLE, "defaults", "main.yml"), encoding="utf-8") as f:
+        defaults = yaml.safe_load(f)
+    assert sorted(spec) == sorted(defaults)
+    for name, opt in spec.items():
+        assert name.startswith("fabric_app_config_")
+        assert opt.get("default") == defaults[name], name
