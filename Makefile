@@ -7,8 +7,11 @@
 #   make sanity    ansible-test sanity --venv --python 3.11, offline, on a git copy under build/
 #   make lint      ansible-lint --profile production (offline)
 #   make dockerd   make sure a Docker engine answers (starts one if needed, never a second)
-#   make image     lab image hpcnet-rdma-lab:<recipe-hash> (+ :latest), cached in lab/cache/
-#   make molecule  molecule test -s default
+#   make image     lab images hpcnet-rdma-lab[-RECIPE]:<recipe-hash> (+ :latest), cached in lab/cache/
+#   make molecule  molecule test -s S for each S in SCENARIOS (default rdma_core)
+#   make vm-image  lab VM disk image lab/cache/vm-<recipe-hash>/ (debootstrap + host kernel modules)
+#   make molecule-vm  molecule test -s vm: two QEMU VMs, real kernel, reboots (fails without QEMU)
+#   make vm-demo   two lab VMs + playbooks/tune-rdma.yml against them; `make vm-down` stops them
 #   make test      unit, sanity, lint, molecule + summary; fails if a tier fails or runs nothing
 #   make demo      two lab nodes + playbooks/tune-rdma.yml against them, showing what changed
 #   make lab-down  remove the lab nodes of `make demo` / `lab/labctl.py up`
@@ -27,7 +30,10 @@ COLLECTIONS := $(BUILD)/collections
 COLL_LINK  := $(COLLECTIONS)/ansible_collections/hpcnet/rdma
 LABCTL     := $(PYTHON) $(CURDIR)/lab/labctl.py
 RESULT     := $(PYTHON) $(CURDIR)/scripts/results.py
-SCENARIOS  ?= default
+SCENARIOS  ?= default rdma_core
+# Lab image recipes the container scenarios use (lab/labctl.py image build --recipe R):
+# default for `default`, rdma-bookworm + rdma-trixie (offline apt cache of the RDMA stack) for rdma_core.
+IMAGE_RECIPES ?= default rdma-bookworm rdma-trixie
 NODES      ?= 2
 # Lab nodes are containers: kernel-global sysctls cannot be set there, so report them instead.
 DEMO_ARGS  ?= -e rdma_profile=mpi
@@ -35,7 +41,8 @@ DEMO_ARGS  ?= -e rdma_profile=mpi
 # Every tool runs from the venv; ansible finds this collection through the symlink tree.
 TOOLS_ENV  := PATH="$(BIN):$$PATH" ANSIBLE_COLLECTIONS_PATH="$(COLLECTIONS)"
 
-.PHONY: venv collections unit sanity lint dockerd image molecule test demo lab-down clean
+.PHONY: venv collections unit sanity lint dockerd image molecule vm-image molecule-vm test demo lab-down \
+	vm-demo vm-down clean
 
 venv: $(STAMP)
 
@@ -70,7 +77,7 @@ dockerd:
 	$(LABCTL) dockerd
 
 image: dockerd
-	$(LABCTL) image build
+	for r in $(IMAGE_RECIPES); do $(LABCTL) image build --recipe "$$r"; done
 
 molecule: venv collections image
 	mkdir -p "$(RESULTS)"; rm -f "$(RESULTS)/molecule.json"
@@ -80,8 +87,18 @@ molecule: venv collections image
 	done; \
 	$(RESULT) record molecule --rc $$rc "$${logs[@]}"
 
+vm-image:
+	$(LABCTL) vm image build
+
+# The VM tier records its own result (molecule-vm.json); no QEMU means the tier fails, loudly.
+molecule-vm: venv collections vm-image
+	mkdir -p "$(RESULTS)"; rm -f "$(RESULTS)/molecule-vm.json"
+	rc=0; $(TOOLS_ENV) NO_COLOR=1 MOLECULE_COMMAND_BORDERS=false molecule test -s vm 2>&1 \
+	    | tee "$(RESULTS)/molecule-vm.log" || rc=$$?; \
+	$(RESULT) record molecule-vm --rc $$rc --log "$(RESULTS)/molecule-vm.log"
+
 # All tiers run even if an earlier one fails, so the summary shows every tier's state.
-TIERS := unit sanity lint molecule
+TIERS := unit sanity lint molecule molecule-vm
 test:
 	rm -rf "$(RESULTS)"; mkdir -p "$(RESULTS)"
 	for tier in $(TIERS); do \
@@ -100,6 +117,16 @@ demo: venv collections image
 
 lab-down:
 	$(LABCTL) down
+
+vm-demo: venv collections vm-image
+	$(LABCTL) vm up --nodes 2
+	@echo "== tune-rdma.yml on the lab VMs (only changed/failed tasks and their diffs are shown) =="
+	$(TOOLS_ENV) ANSIBLE_DISPLAY_OK_HOSTS=false ANSIBLE_DISPLAY_SKIPPED_HOSTS=false \
+	    "$(BIN)/ansible-playbook" -i inventories/lab-vm playbooks/tune-rdma.yml --diff -e rdma_profile=mpi
+	@echo "lab VMs are still up: 'make vm-down' stops them"
+
+vm-down:
+	$(LABCTL) vm down
 
 clean:
 	rm -rf "$(BUILD)" tests/output

@@ -7,6 +7,7 @@ Standard library only.  Run as root on the host that runs the Docker engine.
   python3 lab/labctl.py up --nodes N   start N nodes, join them pairwise with veth "data links"
   python3 lab/labctl.py list           show the current lab run
   python3 lab/labctl.py down [--all]   remove the nodes of the current run (or every lab run)
+  python3 lab/labctl.py vm ...         QEMU VM nodes (lab/vm.py: `vm image build`, `vm up`, `vm down`)
 
 Every container carries the label hpcnet-rdma-lab=<run-id>; `down` removes only
 containers with our label, so nothing else on the engine is touched.  The current
@@ -28,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import NoReturn
+
+import vm  # lab/vm.py, next to this file (sys.path[0] when run as lab/labctl.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE_DIR = ROOT / "lab" / "cache"
@@ -418,6 +421,8 @@ def main() -> None:
     p = sub.add_parser("down", help="remove the lab nodes of the recorded run")
     p.add_argument("--all", action="store_true", help=f"remove every container labelled {LABEL}")
     p.set_defaults(func=cmd_down)
+
+    vm.register(sub, debian_mirror)
 
     args = parser.parse_args()
     args.func(args)

@@ -8,6 +8,7 @@ A tier is ok only when its runner exited 0 AND it counted more than zero things.
   results.py record sanity   --rc RC --log build/results/sanity.log
   results.py record lint     --rc RC --log build/results/lint.log
   results.py record molecule --rc RC --log build/results/molecule-default.log [--log ...]
+  results.py record molecule-vm --rc RC --log build/results/molecule-vm.log
   results.py summary [TIER ...]  print the table; exit 1 if a tier is missing, failed or counted zero
 """
 
@@ -21,7 +22,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent.parent / "build" / "results"
-TIERS = ["unit", "sanity", "lint", "molecule"]
+TIERS = ["unit", "sanity", "lint", "molecule", "molecule-vm"]
 
 
 def count_junit(path: Path) -> tuple[int, str, bool]:
@@ -84,7 +85,8 @@ def record(args: argparse.Namespace) -> int:
             count, detail, ok = count_lint(texts[0])
         else:
             count, detail, ok = count_molecule(texts)
-        unit = {"sanity": "sanity tests run", "lint": "files linted", "molecule": "molecule scenarios"}[args.tier]
+        unit = {"sanity": "sanity tests run", "lint": "files linted", "molecule": "molecule scenarios",
+                "molecule-vm": "molecule scenarios"}[args.tier]
     ok = ok and args.rc == 0 and count > 0
     if args.rc != 0:
         detail += f"; runner exit code {args.rc}" + (" (no tests collected)" if args.tier == "unit" and args.rc == 5 else "")

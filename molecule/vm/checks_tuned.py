@@ -1,0 +1,121 @@
+"""Testinfra checks of a tuned VM, shared by molecule `verify` (tests/) and `verify tests_reboot`.
+
+Values are read back from the VM's own kernel and driver.  The test modules import the test_*
+functions from here (pytest collects them there); the helpers are used by every vm test module.
+"""
+import json
+
+import pytest
+
+PEER = {"vm1": "10.77.0.2", "vm2": "10.77.0.1"}
+# The mpi profile, every key - the kernel-global ones included: a VM has its own kernel.
+MPI = {
+    "net.core.rmem_max": "268435456",
+    "net.core.wmem_max": "268435456",
+    "net.core.rmem_default": "16777216",
+    "net.core.wmem_default": "16777216",
+    "net.core.netdev_max_backlog": "250000",
+    "net.ipv4.tcp_rmem": "4096 87380 268435456",
+    "net.ipv4.tcp_wmem": "4096 65536 268435456",
+    "net.ipv4.tcp_mtu_probing": "1",
+    "net.ipv4.tcp_timestamps": "0",
+    "net.ipv4.tcp_sack": "1",
+    "vm.zone_reclaim_mode": "0",
+    "kernel.numa_balancing": "0",
+}
+LINK_FILE = "/etc/systemd/network/10-hpcnet-rdma-data0.link"
+
+
+def kernel(host, key):
+    return " ".join(host.file("/proc/sys/" + key.replace(".", "/")).content_string.split())
+
+
+def rings(host, ifname):
+    """{'max': {'RX': .., 'TX': ..}, 'current': {...}} from `ethtool -g`."""
+    out = {"max": {}, "current": {}}
+    section = None
+    for line in host.check_output("ethtool -g %s" % ifname).splitlines():
+        if line.startswith("Pre-set maximums"):
+            section = "max"
+        elif line.startswith("Current hardware settings"):
+            section = "current"
+        elif section and line.split(":")[0] in ("RX", "TX"):
+            out[section][line.split(":")[0]] = line.split(":")[1].strip()
+    return out
+
+
+def pristine(host):
+    return json.loads(host.file("/root/hpcnet-snapshot-pristine.json").content_string)
+
+
+@pytest.mark.parametrize("key, value", sorted(MPI.items()))
+def test_every_mpi_sysctl_is_set_in_the_kernel(host, key, value):
+    assert kernel(host, key) == value
+
+
+@pytest.mark.parametrize("key, value", sorted(MPI.items()))
+def test_every_mpi_sysctl_is_persisted(host, key, value):
+    f = host.file("/etc/sysctl.d/90-hpcnet-rdma.conf")
+    assert f.mode == 0o644
+    assert "%s = %s\n" % (key, value) in f.content_string
+
+
+def test_data0_mtu_and_rings(host):
+    assert host.file("/sys/class/net/data0/mtu").content_string.strip() == "9000"
+    r = rings(host, "data0")
+    assert r["max"] == {"RX": "1024", "TX": "256"}
+    assert r["current"] == {"RX": "1024", "TX": "256"}
+
+
+def test_link_file_persists_mtu_and_rings(host):
+    f = host.file(LINK_FILE)
+    assert f.exists and f.mode == 0o644
+    body = f.content_string
+    for line in ("[Match]", "MACAddress=" + host.file("/sys/class/net/data0/address").content_string.strip(),
+                 "Name=data0", "MTUBytes=9000", "RxBufferSize=1024", "TxBufferSize=256"):
+        assert line + "\n" in body
+
+
+def test_management_nic_is_untouched(host):
+    before = pristine(host)["interfaces"]["mgmt0"]
+    assert host.file("/sys/class/net/mgmt0/mtu").content_string.strip() == before["mtu"] == "1500"
+    assert host.check_output("ethtool -g mgmt0") == before["-g"].strip()
+
+
+def devinfo(host, dev="rxe0"):
+    """`ibv_devinfo -d DEV` as {field: value} (whitespace-normalised; one port)."""
+    out = {}
+    for line in host.check_output("ibv_devinfo -d %s" % dev).splitlines():
+        if ":" in line:
+            field, value = line.split(":", 1)
+            out[field.strip()] = " ".join(value.split())
+    return out
+
+
+def test_soft_roce_port_is_active(host):
+    info = devinfo(host)
+    assert info["hca_id"] == "rxe0"
+    assert info["state"] == "PORT_ACTIVE (4)"
+    assert info["link_layer"] == "Ethernet"
+    # the RoCE MTU follows data0: at 9000 the largest IB MTU (4096) fits
+    assert info["active_mtu"] == "4096 (5)"
+
+
+def test_jumbo_frames_cross_the_data_link(host):
+    peer = PEER[host.check_output("hostname")]
+    # 8972 bytes of ICMP payload + 28 bytes of headers = 9000, fragmentation forbidden
+    assert host.run("ping -c 2 -W 3 -M do -s 8972 %s" % peer).rc == 0
+    assert host.run("ping -c 1 -W 3 -M do -s 8973 %s" % peer).rc != 0
+
+
+def test_journal_holds_the_originals(host):
+    journal = json.loads(host.file("/var/lib/hpcnet-rdma/journal.json").content_string)
+    originals = journal["originals"]
+    snap = pristine(host)
+    for key in MPI:
+        if snap["sysctl"][key] != MPI[key]:
+            assert str(originals["sysctl:" + key]["value"]) == snap["sysctl"][key]
+    assert originals["nic:data0:mtu"]["value"] == 1500
+    assert originals["nic:data0:ring.rx"]["value"] == 256
+    assert originals["nic:data0:ring.tx"]["value"] == 128
+    assert originals["file:" + LINK_FILE]["value"] is None

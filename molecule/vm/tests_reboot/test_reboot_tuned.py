@@ -1,0 +1,34 @@
+"""molecule `verify tests_reboot`: after a reboot of the tuned VMs, with no module run since, the
+persisted files alone brought the tuned state back (sysctl.d at boot, the .link file when udev
+added data0).  reboot_tuned.yml already compared the whole node with the tuned snapshot."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# pylint: disable=wrong-import-position,unused-import
+from checks_tuned import (  # noqa: E402,F401
+    test_data0_mtu_and_rings,
+    test_every_mpi_sysctl_is_persisted,
+    test_every_mpi_sysctl_is_set_in_the_kernel,
+    test_jumbo_frames_cross_the_data_link,
+    test_journal_holds_the_originals,
+    test_link_file_persists_mtu_and_rings,
+    test_management_nic_is_untouched,
+    test_soft_roce_port_is_active,
+)
+
+
+def test_the_vm_really_rebooted(host):
+    uptime = float(host.file("/proc/uptime").content_string.split()[0])
+    assert uptime < 1800
+
+
+def test_systemd_sysctl_applied_sysctl_d_this_boot(host):
+    out = host.check_output("systemctl show -p ActiveState -p Result systemd-sysctl.service")
+    assert out.splitlines() == ["Result=success", "ActiveState=active"]
+
+
+def test_udev_applied_the_link_file_to_data0(host):
+    out = host.check_output("udevadm info -q property -p /sys/class/net/data0")
+    assert "ID_NET_LINK_FILE=/etc/systemd/network/10-hpcnet-rdma-data0.link" in out.splitlines()
