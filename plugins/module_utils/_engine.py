@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _irq, _link, _qos, _service, _sysctl
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _pkg, _rdma
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._journal import DEFAULT_DIR, Journal, JournalError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Change, Plan, render_diff
@@ -26,6 +27,11 @@ DOMAINS = {
     "file": _files,
     "irq": _irq,
     "service": _service,
+    "pkg": _pkg,
+    "kmod": _rdma.KMOD,
+    "rxe": _rdma.RXE,
+    "rdma": _rdma.RDMA_SYSTEM,
+    "devnode": _rdma.DEVNODE,
     "dir": _files.DIRS,
     "dcb": _qos.DCB,
     "mlnx_qos": _qos.MLNX_QOS,

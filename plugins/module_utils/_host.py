@@ -351,6 +351,24 @@ class Host:
             return None
         return _parse.parse_ibv_devinfo(self.run_ok(["ibv_devinfo", "-d", device])).get(device)
 
+    def node_perms(self, path: str) -> Optional[Dict[str, Any]]:
+        """Group id and permission bits of a device node (or any file), None when absent."""
+        try:
+            st = os.stat(self.p(path))
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            raise HostError("cannot stat %s: %s" % (path, e.strerror or e))
+        return {"gid": st.st_gid, "mode": "%04o" % stat.S_IMODE(st.st_mode)}
+
+    def set_node_perms(self, path: str, gid: int, mode: str) -> None:
+        """chgrp + chmod of a device node (owner unchanged)."""
+        try:
+            os.chown(self.p(path), -1, gid)
+            os.chmod(self.p(path), int(mode, 8))
+        except OSError as e:
+            raise HostError("cannot set group %d mode %s on %s: %s" % (gid, mode, path, e.strerror or e))
+
     def management_address(self) -> Optional[str]:
         """The node-side address of the SSH connection Ansible uses, if any."""
         conn = self.environ.get("SSH_CONNECTION", "").split()

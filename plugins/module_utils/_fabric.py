@@ -1,0 +1,244 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Read-only fabric facts: RDMA devices and ports from sysfs, their netdevs, counters, IRQs.
+
+Everything comes from /sys and /proc (cheap file reads) plus at most one call of each checklist
+tool that is installed (``ibv_devinfo -v``, ``rdma -j link``, ``ibstat``, ``nvidia-smi topo -m``)
+and ``ethtool -g/-l/-S`` per reported interface.
+"""
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Dict, List, Optional
+
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _irq, _parse
+from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
+
+IB = "/sys/class/infiniband"
+# ethtool -S counters that mean trouble (errors, drops, discards, pause frames, buffer exhaustion)
+_TROUBLE = re.compile(r"(err|drop|discard|pause|out_of_buffer|crc|miss|timeout|fifo|over_?run|no_?buf)",
+                      re.IGNORECASE)
+_PER_QUEUE = re.compile(r"^(rx|tx|ch|xdp)\d+_|queue_\d+|_q\d+_|^rx-\d+|^tx-\d+")
+SYSFS_COUNTERS = ("rx_errors", "tx_errors", "rx_dropped", "tx_dropped", "rx_missed_errors",
+                  "rx_crc_errors", "rx_fifo_errors", "tx_fifo_errors")
+RDMA_MODULES = ("ib_core", "ib_uverbs", "ib_umad", "rdma_cm", "rdma_ucm", "ib_ipoib", "mlx5_ib", "mlx4_ib",
+                "irdma", "bnxt_re", "efa", "rdma_rxe", "siw")
+TOOLS = ("ibv_devinfo", "rdma", "ibstat", "nvidia-smi")
+
+
+def _text(host: Host, path: str) -> Optional[str]:
+    try:
+        text = host.read(path)
+    except HostError:  # e.g. gid_attrs/types of an unused GID entry answers EINVAL
+        return None
+    return None if text is None else text.strip()
+
+
+def _int(text: Optional[str]) -> Optional[int]:
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def _after_colon(text: Optional[str]) -> Optional[str]:
+    """sysfs "4: ACTIVE" -> "ACTIVE"."""
+    if text is None:
+        return None
+    return text.split(":", 1)[1].strip() if ":" in text else text
+
+
+def rate_gbps(rate: Optional[str]) -> Optional[float]:
+    """sysfs ``100 Gb/sec (4X EDR)`` -> 100.0."""
+    m = re.match(r"^([\d.]+)\s*Gb/sec", rate or "")
+    return float(m.group(1)) if m else None
+
+
+def rdma_device(host: Host, name: str) -> Dict[str, Any]:
+    base = "%s/%s" % (IB, name)
+    driver_link = host.readlink(base + "/device/driver")
+    driver = os.path.basename(driver_link) if driver_link else None
+    if driver is None and host.exists(base + "/parent"):
+        driver = "rdma_rxe" if name.startswith("rxe") else ("siw" if name.startswith("siw") else None)
+    dev = {"driver": driver, "fw_ver": _text(host, base + "/fw_ver") or None,
+           "node_guid": _text(host, base + "/node_guid"), "node_type": _after_colon(_text(host, base + "/node_type")),
+           "board_id": _text(host, base + "/board_id"), "hca_type": _text(host, base + "/hca_type"),
+           "numa_node": _int(_text(host, base + "/device/numa_node")), "parent": _text(host, base + "/parent"),
+           "ports": {}}
+    for port in host.listdir(base + "/ports"):
+        if port.isdigit():
+            dev["ports"][int(port)] = rdma_port(host, "%s/ports/%s" % (base, port))
+    return dev
+
+
+def rdma_port(host: Host, base: str) -> Dict[str, Any]:
+    rate = _text(host, base + "/rate")
+    gids = []
+    for index in host.listdir(base + "/gids"):
+        gid = _text(host, "%s/gids/%s" % (base, index))
+        if not index.isdigit() or not gid or gid.replace("0", "").replace(":", "") == "":
+            continue
+        gids.append({"index": int(index), "gid": gid,
+                     "type": _text(host, "%s/gid_attrs/types/%s" % (base, index)),
+                     "netdev": _text(host, "%s/gid_attrs/ndevs/%s" % (base, index))})
+    gids.sort(key=lambda g: g["index"])
+    netdevs = sorted(set(g["netdev"] for g in gids if g["netdev"]))
+    types = sorted(set(g["type"] for g in gids if g["type"]))
+    return {"state": _after_colon(_text(host, base + "/state")),
+            "phys_state": _after_colon(_text(host, base + "/phys_state")),
+            "rate": rate, "rate_gbps": rate_gbps(rate), "link_layer": _text(host, base + "/link_layer"),
+            "lid": _text(host, base + "/lid"), "sm_lid": _text(host, base + "/sm_lid"),
+            "gids": gids, "netdevs": netdevs, "roce_versions": [t for t in types if "RoCE" in t],
+            "active_mtu": None}
+
+
+def select_counters(stats: Dict[str, int], per_queue: bool = False) -> Dict[str, int]:
+    """The error/drop/discard/pause counters of ``ethtool -S`` (per-queue ones only with ``per_queue``)."""
+    return dict((k, v) for k, v in sorted(stats.items())
+                if _TROUBLE.search(k) and (per_queue or not _PER_QUEUE.search(k)))
+
+
+def netdev(host: Host, name: str, interrupts: Dict[int, Dict[str, Any]], ethtool: bool) -> Dict[str, Any]:
+    base = "/sys/class/net/%s" % name
+    driver_link = host.readlink(base + "/device/driver")
+    info: Dict[str, Any] = {
+        "mtu": _int(_text(host, base + "/mtu")), "operstate": _text(host, base + "/operstate"),
+        "driver": os.path.basename(driver_link) if driver_link else None,
+        "numa_node": _int(_text(host, base + "/device/numa_node")),
+        "counters": dict((c, _int(_text(host, "%s/statistics/%s" % (base, c)))) for c in SYSFS_COUNTERS
+                         if host.exists("%s/statistics/%s" % (base, c))),
+        "rings": None, "channels": None, "ethtool_counters": None, "irqs": None,
+    }
+    if ethtool:
+        info["rings"] = host.ethtool_read("-g", name)
+        info["channels"] = host.ethtool_read("-l", name)
+        rc, out, _err = host.run(["ethtool", "-S", name])
+        if rc == 0 and out.strip():
+            try:
+                info["ethtool_counters"] = select_counters(_parse.parse_ethtool_stats(out))
+            except _parse.ParseError:
+                info["ethtool_counters"] = None
+    try:
+        nic = _irq.nic_irqs(host, name, interrupts)
+    except ValueError:
+        nic = None
+    if nic is not None:
+        per_cpu: List[int] = []
+        for i in nic["irqs"]:
+            counts = interrupts[i["irq"]]["counts"]
+            per_cpu = [a + b for a, b in zip(per_cpu, counts)] if per_cpu else list(counts)
+        info["irqs"] = {"count": len(nic["irqs"]), "per_cpu": per_cpu,
+                        "local_cpus": _irq.format_cpulist(nic["local_cpus"])}
+    return info
+
+
+def host_counters(host: Host) -> Dict[str, Any]:
+    out: Dict[str, Any] = {"softnet": None, "tcp": None}
+    text = _text(host, "/proc/net/softnet_stat")
+    if text:
+        rows = _parse.parse_softnet_stat(text)
+        out["softnet"] = {"per_cpu": rows, "dropped": sum(r["dropped"] for r in rows),
+                          "time_squeeze": sum(r["time_squeeze"] for r in rows)}
+    text = _text(host, "/proc/net/snmp")
+    if text:
+        tcp = _parse.parse_proc_net_snmp(text).get("Tcp", {})
+        out_segs, retrans = tcp.get("OutSegs", 0), tcp.get("RetransSegs", 0)
+        out["tcp"] = {"out_segs": out_segs, "retrans_segs": retrans,
+                      "retrans_ratio": round(float(retrans) / out_segs, 6) if out_segs else 0.0}
+    return out
+
+
+def tool_outputs(host: Host, wanted: List[str]) -> Dict[str, Any]:
+    """Parsed output of each wanted checklist tool that is installed (None when it is not)."""
+    out: Dict[str, Any] = {}
+    commands = {
+        "ibv_devinfo": (["ibv_devinfo", "-v"], _parse.parse_ibv_devinfo_verbose),
+        "rdma": (["rdma", "-j", "link", "show"], _parse.parse_rdma_link_json),
+        "ibstat": (["ibstat"], _parse.parse_ibstat),
+        "nvidia-smi": (["nvidia-smi", "topo", "-m"], _parse.parse_nvidia_smi_topo),
+    }
+    for tool in wanted:
+        argv, parser = commands[tool]
+        try:
+            host.bin(argv[0])
+        except HostError:
+            out[tool] = None
+            continue
+        rc, text, err = host.run(argv)
+        if rc != 0:
+            out[tool] = {"error": " ".join((err or text).split())[-300:]}
+            continue
+        try:
+            out[tool] = parser(text)
+        except _parse.ParseError as e:
+            out[tool] = {"error": str(e)}
+    return out
+
+
+def findings(facts: Dict[str, Any]) -> List[str]:
+    """The classic checklist as sentences: ports down, MTU mismatches, drops, retransmits, pauses."""
+    found = []
+    for dev, info in sorted(facts["devices"].items()):
+        for port, p in sorted(info["ports"].items()):
+            if p["state"] != "ACTIVE":
+                found.append("%s port %d is %s (%s)" % (dev, port, p["state"], p["phys_state"]))
+            for nd in p["netdevs"]:
+                mtu = (facts["netdevs"].get(nd) or {}).get("mtu")
+                if p["active_mtu"] and mtu and mtu < p["active_mtu"]:
+                    found.append("%s port %d: active RDMA MTU %d is above %s's MTU %d"
+                                 % (dev, port, p["active_mtu"], nd, mtu))
+    for nd, info in sorted(facts["netdevs"].items()):
+        bad = dict((k, v) for k, v in (info["ethtool_counters"] or {}).items() if v)
+        bad.update((k, v) for k, v in info["counters"].items() if v)
+        if bad:
+            found.append("%s: non-zero error/drop/pause counters: %s"
+                         % (nd, ", ".join("%s=%d" % kv for kv in sorted(bad.items()))))
+        irqs = info.get("irqs")
+        if irqs and irqs["per_cpu"] and sum(irqs["per_cpu"]) > 0 and len(irqs["per_cpu"]) > 1:
+            top = max(irqs["per_cpu"])
+            if irqs["count"] > 1 and top > 0.9 * sum(irqs["per_cpu"]):
+                found.append("%s: %d%% of its queue interrupts land on one CPU (CPU %d)"
+                             % (nd, int(100 * top / sum(irqs["per_cpu"])), irqs["per_cpu"].index(top)))
+    net = facts["host"]
+    if net["softnet"] and net["softnet"]["dropped"]:
+        found.append("softnet backlog drops: %d (net.core.netdev_max_backlog too small?)" % net["softnet"]["dropped"])
+    if net["tcp"] and net["tcp"]["retrans_segs"]:
+        found.append("TCP retransmitted %d of %d segments (%.4f%%)" % (
+            net["tcp"]["retrans_segs"], net["tcp"]["out_segs"], 100 * net["tcp"]["retrans_ratio"]))
+    return found
+
+
+def gather(host: Host, interfaces: List[str], tools: List[str], ethtool: bool) -> Dict[str, Any]:
+    devices = dict((d, rdma_device(host, d)) for d in host.listdir(IB))
+    outputs = tool_outputs(host, tools)
+    verbose = outputs.get("ibv_devinfo")
+    if isinstance(verbose, dict) and "error" not in verbose:
+        for dev, info in verbose.items():
+            for port, p in info["ports"].items():
+                if dev in devices and port in devices[dev]["ports"]:
+                    devices[dev]["ports"][port]["active_mtu"] = p["active_mtu"]
+    names = list(interfaces)
+    for info in devices.values():
+        for p in info["ports"].values():
+            names.extend(n for n in p["netdevs"] if n not in names)
+    missing = [n for n in interfaces if not host.exists("/sys/class/net/" + n)]
+    if missing:
+        raise ValueError("interfaces: unknown interface %s (interfaces: %s)"
+                         % (", ".join(repr(m) for m in missing), ", ".join(host.interfaces())))
+    interrupts = _irq.parse_interrupts(host.read(_irq.INTERRUPTS) or "CPU0\n")
+    facts = {
+        "devices": devices,
+        "netdevs": dict((n, netdev(host, n, interrupts, ethtool)) for n in names if host.exists("/sys/class/net/" + n)),
+        "host": host_counters(host),
+        "modules": [m for m in RDMA_MODULES if host.isdir("/sys/module/" + m)],
+        "netns_mode": None,
+        "tools": outputs,
+    }
+    param = _text(host, "/sys/module/ib_core/parameters/netns_mode")
+    if param is not None:
+        facts["netns_mode"] = "shared" if param in ("Y", "1") else "exclusive"
+    facts["findings"] = findings(facts)
+    return facts

@@ -1,0 +1,416 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The RDMA stack: kernel modules, soft-RoCE links, the RDMA netns mode, device-node access.
+
+Runtime domains (journal keys):
+
+* ``kmod:NAME`` — ``loaded`` / ``absent`` (``builtin`` is read, never written).  Loading is
+  ``modprobe NAME`` one module at a time, dependencies first; unloading is ``rmmod NAME`` of that
+  one module, refused (:class:`Refused`, nothing changed) while the module is in use.
+* ``rxe:NAME`` — ``{"netdev": IF}`` or None: ``rdma link add NAME type rxe netdev IF`` / ``delete``.
+* ``rdma:netns_mode`` — ``shared`` / ``exclusive`` (None: ib_core not loaded, nothing to restore);
+  ``rdma system set netns``.  The kernel refuses a change while other network namespaces exist
+  (EBUSY): a :class:`Refused` result, the persisted ``ib_core netns_mode`` applies at next boot.
+* ``devnode:/dev/infiniband/X`` — ``{"gid": N, "mode": "0660"}`` of an existing device node.
+
+Persistent parts are ``file:`` keys planned here (modules-load.d, modprobe.d, limits.d, systemd
+drop-ins, a udev rule, the soft-RoCE boot unit).
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Optional, Tuple
+
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _parse
+from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
+
+MODULES_LOAD = "/etc/modules-load.d/hpcnet-rdma.conf"
+MODPROBE_CONF = "/etc/modprobe.d/hpcnet-rdma.conf"
+LIMITS_CONF = "/etc/security/limits.d/90-hpcnet-rdma.conf"
+SYSTEMD_MANAGER_DROPIN = "/etc/systemd/system.conf.d/90-hpcnet-rdma.conf"
+SERVICE_DROPIN = "/etc/systemd/system/%s.d/90-hpcnet-rdma-memlock.conf"
+UDEV_RULE = "/etc/udev/rules.d/92-hpcnet-rdma-access.rules"
+RXE_UNIT = "/etc/systemd/system/hpcnet-rdma-rxe.service"
+RXE_LINK = "/etc/systemd/system/multi-user.target.wants/hpcnet-rdma-rxe.service"
+DEV_DIR = "/dev/infiniband"
+
+MODULE_RE = re.compile(r"^[A-Za-z0-9_-]+$")
+NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
+UNIT_RE = re.compile(r"^[A-Za-z0-9:_.@-]+\.service$")
+MODE_RE = re.compile(r"^0?[0-7]{3}$")
+# device-node kinds: (udev subsystem, kernel name pattern, /dev/infiniband name prefix)
+DEVICES = {
+    "uverbs": ("infiniband_verbs", "uverbs*", "uverbs"),
+    "rdma_cm": ("misc", "rdma_cm", "rdma_cm"),
+    "umad": ("infiniband_mad", "umad*", "umad"),
+    "issm": ("infiniband_mad", "issm*", "issm"),
+}
+
+
+class Refused(HostError):
+    """The kernel refused the change and nothing changed (module in use, netns mode busy)."""
+
+
+# ---------------------------------------------------------------------- kmod:NAME
+class _Kmod(object):
+    Refused = Refused
+
+    @staticmethod
+    def read_value(host: Host, name: str) -> str:
+        base = "/sys/module/%s" % name
+        if not host.isdir(base):
+            return "absent"
+        state = host.read(base + "/initstate")
+        if state is None:
+            return "builtin"
+        return "absent" if state.strip() == "going" else "loaded"
+
+    @staticmethod
+    def write_value(host: Host, name: str, value: Any) -> None:
+        current = _Kmod.read_value(host, name)
+        if current == value or (value == "absent" and current == "builtin"):
+            return
+        if value == "loaded":
+            host.run_ok(["modprobe", name])
+            return
+        if value != "absent":
+            raise HostError("kernel module %s: cannot bring it to state %r" % (name, value))
+        base = "/sys/module/%s" % name
+        refcnt = (host.read(base + "/refcnt") or "0").strip()
+        holders = host.listdir(base + "/holders")
+        if refcnt not in ("", "0") or holders:
+            raise Refused("kernel module %s is in use (refcnt %s%s); left loaded"
+                          % (name, refcnt, ", used by " + ", ".join(holders) if holders else ""))
+        rc, out, err = host.run(["rmmod", name])
+        if rc != 0:
+            msg = " ".join((err or out).split())
+            if "in use" in msg:
+                raise Refused("kernel module %s is in use (%s); left loaded" % (name, msg))
+            raise HostError("rmmod %s failed (rc=%d): %s" % (name, rc, msg))
+
+    @staticmethod
+    def same(actual: Any, wanted: Any) -> bool:
+        return actual == wanted or (wanted == "absent" and actual == "builtin")
+
+
+KMOD = _Kmod()
+
+
+# ---------------------------------------------------------------------- rxe:NAME
+def rdma_links(host: Host) -> List[Dict[str, Any]]:
+    """``rdma -j link`` parsed; [] when the RDMA netlink family is absent (ib_core not loaded)."""
+    rc, out, err = host.run(["rdma", "-j", "link", "show"])
+    if rc != 0:
+        msg = " ".join((err or out).split())
+        if "NETLINK_RDMA" in msg or _parse.is_not_supported(msg):
+            return []
+        raise HostError("rdma -j link show failed (rc=%d): %s" % (rc, msg))
+    return _parse.parse_rdma_link_json(out or "[]")
+
+
+class _Rxe(object):
+    @staticmethod
+    def read_value(host: Host, name: str) -> Optional[Dict[str, Any]]:
+        for link in rdma_links(host):
+            if link["device"] == name:
+                return {"netdev": link["netdev"]}
+        return None
+
+    @staticmethod
+    def write_value(host: Host, name: str, value: Any) -> None:
+        current = _Rxe.read_value(host, name)
+        if current == value:
+            return
+        if current is not None:
+            host.run_ok(["rdma", "link", "delete", name])
+        if value is not None:
+            host.run_ok(["rdma", "link", "add", name, "type", "rxe", "netdev", value["netdev"]])
+
+    @staticmethod
+    def same(actual: Any, wanted: Any) -> bool:
+        return actual == wanted
+
+
+RXE = _Rxe()
+
+
+# ---------------------------------------------------------------------- rdma:netns_mode
+NETNS_PARAM = "/sys/module/ib_core/parameters/netns_mode"
+
+
+class _RdmaSystem(object):
+    Refused = Refused
+
+    @staticmethod
+    def read_value(host: Host, name: str) -> Optional[str]:
+        if name != "netns_mode":
+            raise HostError("rdma:%s is not a known RDMA system setting" % name)
+        text = host.read(NETNS_PARAM)
+        if text is None:
+            return None
+        return "shared" if text.strip() in ("Y", "1") else "exclusive"
+
+    @staticmethod
+    def write_value(host: Host, name: str, value: Any) -> None:
+        current = _RdmaSystem.read_value(host, name)
+        if value is None or current == value:
+            return
+        if current is None:
+            raise HostError("cannot set the RDMA netns mode: ib_core is not loaded")
+        rc, out, err = host.run(["rdma", "system", "set", "netns", value])
+        if rc != 0:
+            msg = " ".join((err or out).split())
+            if "busy" in msg.lower():
+                raise Refused("the kernel refuses to change the RDMA netns mode to %s while other network "
+                              "namespaces exist (%s); the modprobe option applies at the next boot" % (value, msg))
+            raise HostError("rdma system set netns %s failed (rc=%d): %s" % (value, rc, msg))
+
+    @staticmethod
+    def same(actual: Any, wanted: Any) -> bool:
+        return wanted is None or actual == wanted
+
+
+RDMA_SYSTEM = _RdmaSystem()
+
+
+# ---------------------------------------------------------------------- devnode:PATH
+class _DevNode(object):
+    @staticmethod
+    def read_value(host: Host, path: str) -> Optional[Dict[str, Any]]:
+        return host.node_perms(path)
+
+    @staticmethod
+    def write_value(host: Host, path: str, value: Any) -> None:
+        if value is None or not host.exists(path):
+            return  # the device went away (its driver unloaded): nothing left to restore
+        host.set_node_perms(path, int(value["gid"]), value["mode"])
+
+    @staticmethod
+    def same(actual: Any, wanted: Any) -> bool:
+        return wanted is None or actual is None or actual == wanted
+
+
+DEVNODE = _DevNode()
+
+
+# ---------------------------------------------------------------------- kernel facts
+def kernel_tree(host: Host, release: str) -> Optional[Dict[str, Any]]:
+    """modules.dep / modules.builtin / modules.softdep of ``/lib/modules/RELEASE``; None when absent."""
+    base = "/lib/modules/%s" % release
+    dep = host.read(base + "/modules.dep")
+    if dep is None:
+        return None
+    softdep = _parse.parse_modules_softdep(host.read(base + "/modules.softdep") or "")
+    return {"release": release, "dep": _parse.parse_modules_dep(dep),
+            "builtin": set(_parse.parse_modules_builtin(host.read(base + "/modules.builtin") or "")),
+            "softdep": softdep}
+
+
+def closure(tree: Dict[str, Any], wanted: List[str]) -> List[str]:
+    """``wanted`` and everything modprobe loads with them (dependencies, soft pre/post), in load
+    order: every module after what it depends on."""
+    order: List[str] = []
+
+    def visit(name: str, stack: Tuple[str, ...]) -> None:
+        if name in order or name in stack:
+            return
+        soft = tree["softdep"].get(name, {"pre": [], "post": []})
+        for dep in list(reversed(tree["dep"].get(name, []))) + soft["pre"]:
+            visit(dep, stack + (name,))
+        order.append(name)
+        for post in soft["post"]:
+            visit(post, stack + (name,))
+
+    for w in wanted:
+        visit(w, ())
+    return order
+
+
+def unknown_modules(tree: Dict[str, Any], names: List[str]) -> List[str]:
+    known = set(tree["dep"]) | tree["builtin"]
+    for deps in tree["dep"].values():
+        known.update(deps)
+    return [n for n in names if n not in known]
+
+
+def group_gid(host: Host, group: str) -> Optional[int]:
+    """The group's id through NSS (``getent group``: local, LDAP, SSSD); None when unknown."""
+    rc, out, _err = host.run(["getent", "group", group])
+    if rc != 0 or not out.strip():
+        return None
+    fields = out.strip().splitlines()[0].split(":")
+    return int(fields[2]) if len(fields) > 2 and fields[2].isdigit() else None
+
+
+def device_nodes(host: Host, kinds: List[str]) -> List[str]:
+    """Existing /dev/infiniband nodes of the selected kinds."""
+    prefixes = tuple(DEVICES[k][2] for k in kinds)
+    return ["%s/%s" % (DEV_DIR, n) for n in host.listdir(DEV_DIR) if n.startswith(prefixes)]
+
+
+# ---------------------------------------------------------------------- validation (pure)
+def normalize(params: Dict[str, Any]) -> Dict[str, Any]:
+    """Checked, normalized input; ValueError naming the field, the value and what is allowed."""
+    modules = []
+    for m in params.get("modules") or []:
+        if not MODULE_RE.match(m or ""):
+            raise ValueError("modules: %r is not a kernel module name (letters, digits, _ and -)" % m)
+        name = _parse.kmod_name(m)
+        if name not in modules:
+            modules.append(name)
+    rxe = []
+    for i, link in enumerate(params.get("soft_roce") or []):
+        name = link.get("name") or "rxe%d" % i
+        if not NAME_RE.match(link.get("netdev") or "") or not NAME_RE.match(name):
+            raise ValueError("soft_roce[%d]: netdev %r / name %r must be interface and device names"
+                             % (i, link.get("netdev"), name))
+        if name in [r["name"] for r in rxe]:
+            raise ValueError("soft_roce[%d]: device name %s is given twice" % (i, name))
+        rxe.append({"name": name, "netdev": link["netdev"]})
+    if rxe and "rdma_rxe" not in modules:
+        modules.append("rdma_rxe")
+    memlock = params.get("memlock")
+    if memlock:
+        limit = str(memlock.get("limit") or "unlimited")
+        if limit != "unlimited" and not (limit.isdigit() and int(limit) > 0):
+            raise ValueError("memlock.limit: %r is not allowed (allowed: unlimited, or a size in KiB > 0)" % limit)
+        if not NAME_RE.match(memlock.get("group") or ""):
+            raise ValueError("memlock.group: %r is not a group name" % memlock.get("group"))
+        services = list(memlock.get("services") or [])
+        bad = [s for s in services if not UNIT_RE.match(s)]
+        if bad:
+            raise ValueError("memlock.services: %s must be systemd service names ending in .service"
+                             % ", ".join(repr(b) for b in bad))
+        memlock = {"group": memlock["group"], "limit": limit, "systemd": memlock.get("systemd") or "default",
+                   "services": services}
+    access = params.get("device_access")
+    if access:
+        mode = str(access.get("mode") or "0660")
+        if not MODE_RE.match(mode):
+            raise ValueError("device_access.mode: %r is not an octal mode like 0660" % mode)
+        if int(mode, 8) & 0o007:
+            raise ValueError("device_access.mode: %s gives access to every user; the point is group-only "
+                             "access (e.g. 0660)" % mode)
+        if not NAME_RE.match(access.get("group") or ""):
+            raise ValueError("device_access.group: %r is not a group name" % access.get("group"))
+        access = {"group": access["group"], "mode": "%04o" % int(mode, 8),
+                  "devices": list(access.get("devices") or ["uverbs", "rdma_cm"])}
+    return {"modules": modules, "soft_roce": rxe, "memlock": memlock, "device_access": access,
+            "netns_mode": params.get("netns_mode")}
+
+
+# ---------------------------------------------------------------------- file contents (pure)
+def _header(what: str) -> str:
+    return _files.HEADER.format(module="rdma_stack", journal="/var/lib/hpcnet-rdma") + "# " + what + "\n"
+
+
+def modules_load(modules: List[str]) -> str:
+    return _header("kernel modules loaded at boot by systemd-modules-load") + "".join(m + "\n" for m in modules)
+
+
+def modprobe_conf(netns_mode: str) -> str:
+    return _header("RDMA subsystem network-namespace mode at module load (0 exclusive, 1 shared)") \
+        + "options ib_core netns_mode=%d\n" % (0 if netns_mode == "exclusive" else 1)
+
+
+def limits_conf(memlock: Dict[str, Any]) -> str:
+    return _header("locked memory for RDMA users (PAM pam_limits, applies at the next login)") \
+        + "@%s - memlock %s\n" % (memlock["group"], memlock["limit"])
+
+
+def systemd_limit(memlock: Dict[str, Any]) -> str:
+    return "infinity" if memlock["limit"] == "unlimited" else str(int(memlock["limit"]) * 1024)
+
+
+def manager_dropin(memlock: Dict[str, Any]) -> str:
+    return _header("default locked-memory limit of every systemd service (daemon-reexec or reboot)") \
+        + "[Manager]\nDefaultLimitMEMLOCK=%s\n" % systemd_limit(memlock)
+
+
+def service_dropin(memlock: Dict[str, Any]) -> str:
+    return _header("locked-memory limit of this service (daemon-reload, then restart it)") \
+        + "[Service]\nLimitMEMLOCK=%s\n" % systemd_limit(memlock)
+
+
+def udev_rule(access: Dict[str, Any]) -> str:
+    lines = []
+    for kind in access["devices"]:
+        subsystem, kernel, _prefix = DEVICES[kind]
+        lines.append('SUBSYSTEM=="%s", KERNEL=="%s", GROUP="%s", MODE="%s"\n'
+                     % (subsystem, kernel, access["group"], access["mode"]))
+    return _header("RDMA device nodes in /dev/infiniband: group-only access") + "".join(lines)
+
+
+def rxe_unit(links: List[Dict[str, Any]], rdma_bin: str) -> str:
+    devices = " ".join("sys-subsystem-net-devices-%s.device" % link["netdev"] for link in links)
+    start = "".join("ExecStart=-%s link add %s type rxe netdev %s\n" % (rdma_bin, link["name"], link["netdev"])
+                    for link in links)
+    stop = "".join("ExecStop=-%s link delete %s\n" % (rdma_bin, link["name"]) for link in links)
+    return ("# Managed by hpcnet.rdma (rdma_stack); rollback (hpcnet.rdma.tuning_state) removes it.\n"
+            "[Unit]\nDescription=hpcnet.rdma: soft-RoCE (rdma_rxe) links\n"
+            "Wants=%s\nAfter=systemd-modules-load.service network-pre.target %s\nBefore=network.target\n\n"
+            "[Service]\nType=oneshot\nRemainAfterExit=yes\n%s%s\n"
+            "[Install]\nWantedBy=multi-user.target\n" % (devices, devices, start, stop))
+
+
+def planned_files(norm: Dict[str, Any], rdma_bin: str) -> List[Tuple[str, Any]]:
+    """(path, wanted FileState) of every persistent file, in apply order (modprobe.d first: it must be
+    in place before ib_core is loaded)."""
+    out: List[Tuple[str, Any]] = []
+    if norm["netns_mode"]:
+        out.append((MODPROBE_CONF, _files.owned(modprobe_conf(norm["netns_mode"]))))
+    if norm["modules"]:
+        out.append((MODULES_LOAD, _files.owned(modules_load(norm["modules"]))))
+    memlock = norm["memlock"]
+    if memlock:
+        out.append((LIMITS_CONF, _files.owned(limits_conf(memlock))))
+        if memlock["systemd"] == "default":
+            out.append((SYSTEMD_MANAGER_DROPIN, _files.owned(manager_dropin(memlock))))
+        for svc in memlock["services"]:
+            out.append((SERVICE_DROPIN % svc, _files.owned(service_dropin(memlock))))
+    if norm["device_access"]:
+        out.append((UDEV_RULE, _files.owned(udev_rule(norm["device_access"]))))
+    if norm["soft_roce"]:
+        out.append((RXE_UNIT, _files.owned(rxe_unit(norm["soft_roce"], rdma_bin))))
+        out.append((RXE_LINK, {"link": RXE_UNIT}))
+    return out
+
+
+# ---------------------------------------------------------------------- the plan (pure)
+def plan(norm: Dict[str, Any], node: Dict[str, Any], mode: str) -> Dict[str, Any]:
+    """Everything rdma_stack changes.  ``node`` holds what was read: ``files`` (path → state),
+    ``missing_dirs`` (path → its parents that do not exist yet, outermost first), ``load_order``
+    (modules in load order), ``kmods`` (name → state), ``rxe`` (name → value),
+    ``netns`` (current mode or None), ``devnodes`` (path → perms), ``gid``, ``runtime_possible``."""
+    p = Plan()
+    previous: Dict[str, Any] = {}
+
+    def add(key: str, before: Any, after: Any) -> None:
+        previous[key] = before
+        p.add(key, before, after)
+
+    if mode in ("persist", "both"):
+        for path, wanted in node["wanted_files"]:
+            before = node["files"].get(path)
+            if before != wanted:   # directories this creates are journaled too: rollback removes them
+                for parent in node["missing_dirs"].get(path, []):
+                    if "dir:" + parent not in previous:
+                        add("dir:" + parent, False, True)
+            add("file:" + path, before, wanted)
+    if mode in ("runtime", "both") and node["runtime_possible"]:
+        for name in node["load_order"]:
+            state = node["kmods"][name]
+            if state == "builtin":
+                continue
+            add("kmod:" + name, state, "loaded")
+        if norm["netns_mode"]:
+            add("rdma:netns_mode", node["netns"], norm["netns_mode"])
+        for link in norm["soft_roce"]:
+            add("rxe:" + link["name"], node["rxe"].get(link["name"]), {"netdev": link["netdev"]})
+    if mode in ("runtime", "both") and norm["device_access"] and node.get("gid") is not None:
+        for path, perms in sorted(node["devnodes"].items()):
+            add("devnode:" + path, perms, {"gid": node["gid"], "mode": norm["device_access"]["mode"]})
+    return {"plan": p, "previous": previous}
