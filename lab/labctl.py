@@ -4,6 +4,7 @@ Standard library only.  Run as root on the host that runs the Docker engine.
 
   python3 lab/labctl.py dockerd        ensure a Docker engine answers (start one if none runs)
   python3 lab/labctl.py image build    debootstrap + docker import, cached by recipe hash
+                          [--recipe rdma-bookworm|rdma-trixie]: + an offline apt cache of the RDMA stack
   python3 lab/labctl.py up --nodes N   start N nodes, join them pairwise with veth "data links"
   python3 lab/labctl.py list           show the current lab run
   python3 lab/labctl.py down [--all]   remove the nodes of the current run (or every lab run)
@@ -50,6 +51,19 @@ RECIPE = {
     "cleanup": ["var/cache/apt/archives/*.deb", "var/lib/apt/lists/*"],
     "changes": ['CMD ["/bin/sleep", "infinity"]'],
     "format": 1,
+}
+
+# Images for the rdma_core scenario: the same base plus the apt lists and the downloaded (not
+# installed) .debs of the RDMA user-space stack.  Lab containers have no network
+# (network_mode: none), so apt-get installs from that cache, as a node would from a local mirror.
+RDMA_STACK = ["rdma-core", "ibverbs-utils", "rdmacm-utils", "infiniband-diags", "perftest"]
+# A Debian cloud kernel package too, as an image bake has one: rdma_stack checks module names against
+# its modules tree (a container's running kernel is the host's, with no tree inside).
+RDMA_IMAGE = dict(RECIPE, cleanup=[], apt_cache=RDMA_STACK, kernel="linux-image-cloud-amd64")
+RECIPES = {
+    "default": RECIPE,
+    "rdma-bookworm": dict(RDMA_IMAGE, suite="bookworm"),
+    "rdma-trixie": dict(RDMA_IMAGE, suite="trixie"),
 }
 
 
@@ -157,8 +171,16 @@ def cmd_dockerd(args: argparse.Namespace) -> None:
 # --------------------------------------------------------------------------- image
 
 
-def recipe_hash() -> str:
-    return hashlib.sha256(json.dumps(RECIPE, sort_keys=True).encode()).hexdigest()[:12]
+def recipe_hash(name: str = "default") -> str:
+    return hashlib.sha256(json.dumps(RECIPES[name], sort_keys=True).encode()).hexdigest()[:12]
+
+
+def image_repo(name: str) -> str:
+    return IMAGE_REPO if name == "default" else f"{IMAGE_REPO}-{name}"
+
+
+def tarball_name(name: str, digest: str) -> str:
+    return f"rootfs-{digest}.tar" if name == "default" else f"rootfs-{name}-{digest}.tar"
 
 
 def parse_apt_sources() -> list[tuple[str, list[str], list[str]]]:
@@ -192,8 +214,14 @@ def debian_mirror(suite: str) -> str:
     """The host's own Debian mirror for `suite` (read from apt's sources at run time)."""
     if os.environ.get("LAB_DEBIAN_MIRROR"):
         return os.environ["LAB_DEBIAN_MIRROR"]
-    for uri, suites, components in parse_apt_sources():
-        if suite in suites and "main" in components and uri.startswith(("http://", "https://", "file:/")):
+    sources = [s for s in parse_apt_sources() if "main" in s[2] and s[0].startswith(("http://", "https://", "file:/"))]
+    for uri, suites, _components in sources:
+        if suite in suites:
+            return uri
+    # A newer release than the host's (trixie on a bookworm host) comes from the same archive.
+    for uri, suites, _components in sources:
+        if any(re.fullmatch(r"[a-z]+", s) for s in suites) and not uri.rstrip("/").endswith("-security"):
+            log(f"no apt source lists suite '{suite}'; using the host's Debian archive {uri}")
             return uri
     die(f"no apt source for suite '{suite}' (main) in /etc/apt; set LAB_DEBIAN_MIRROR")
 
@@ -203,13 +231,45 @@ def image_exists(ref: str) -> bool:
                           stderr=subprocess.DEVNULL, check=False).returncode == 0
 
 
-def build_rootfs_tarball(tarball: Path) -> None:
-    mirror = debian_mirror(RECIPE["suite"])
+def fill_apt_cache(rootfs: Path, packages: list[str]) -> None:
+    """apt lists + downloaded .debs of `packages` and their dependencies, nothing installed."""
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C", "DEBIAN_FRONTEND": "noninteractive"}
+    t0 = time.monotonic()
+    for deb in (rootfs / "var" / "cache" / "apt" / "archives").glob("*.deb"):
+        deb.unlink()  # debootstrap's own .debs: installed already, not part of the cache
+    for cmd in (["apt-get", "update", "-q"],
+                ["apt-get", "install", "-y", "-q", "--download-only", "--no-install-recommends", *packages]):
+        res = subprocess.run(["chroot", str(rootfs), *cmd], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, check=False)
+        if res.returncode != 0:
+            print(res.stdout[-4000:], file=sys.stderr)
+            die(f"apt cache step failed in the image: {' '.join(cmd)}")
+    debs = list((rootfs / "var" / "cache" / "apt" / "archives").glob("*.deb"))
+    log(f"apt cache: {len(debs)} .deb files for {', '.join(packages)} in {time.monotonic() - t0:.0f}s")
+
+
+def install_kernel(rootfs: Path, package: str) -> None:
+    """A kernel package as an image bake has one (INITRD=No: no initramfs; containers never boot it)."""
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C", "DEBIAN_FRONTEND": "noninteractive",
+           "INITRD": "No"}
+    t0 = time.monotonic()
+    res = subprocess.run(["chroot", str(rootfs), "apt-get", "install", "-y", "-q", "--no-install-recommends", package],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
+    if res.returncode != 0:
+        print(res.stdout[-4000:], file=sys.stderr)
+        die(f"installing {package} in the image failed")
+    trees = sorted(p.name for p in (rootfs / "lib" / "modules").iterdir())
+    log(f"kernel {package} ({', '.join(trees)}) installed in {time.monotonic() - t0:.0f}s")
+
+
+def build_rootfs_tarball(tarball: Path, name: str = "default") -> None:
+    recipe = RECIPES[name]
+    mirror = debian_mirror(recipe["suite"])
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
     rootfs = Path(tempfile.mkdtemp(prefix="rootfs-", dir=CACHE_DIR))
     try:
-        cmd = ["debootstrap", f"--variant={RECIPE['variant']}", "--include=" + ",".join(RECIPE["include"]),
-               RECIPE["suite"], str(rootfs), mirror]
+        cmd = ["debootstrap", f"--variant={recipe['variant']}", "--include=" + ",".join(recipe["include"]),
+               recipe["suite"], str(rootfs), mirror]
         log("running " + " ".join(cmd))
         t0 = time.monotonic()
         res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
@@ -220,7 +280,11 @@ def build_rootfs_tarball(tarball: Path) -> None:
                 print(debootstrap_log.read_text(errors="replace")[-4000:], file=sys.stderr)
             die("debootstrap failed")
         log(f"debootstrap done in {time.monotonic() - t0:.0f}s")
-        for pattern in RECIPE["cleanup"]:
+        if recipe.get("kernel"):
+            install_kernel(rootfs, recipe["kernel"])
+        if recipe.get("apt_cache"):
+            fill_apt_cache(rootfs, recipe["apt_cache"])
+        for pattern in recipe["cleanup"]:
             for path in rootfs.glob(pattern):
                 if path.is_file() or path.is_symlink():
                     path.unlink()
@@ -229,8 +293,9 @@ def build_rootfs_tarball(tarball: Path) -> None:
         partial = tarball.with_suffix(".partial")
         run(["tar", "-C", str(rootfs), "--numeric-owner", "-cf", str(partial), "."])
         partial.rename(tarball)
+        same_recipe = re.compile(re.escape(tarball_name(name, "X")).replace("X", "[0-9a-f]{12}") + "$")
         for old in CACHE_DIR.glob("rootfs-*.tar"):
-            if old != tarball:
+            if old != tarball and same_recipe.match(old.name):
                 log(f"removing cached rootfs of another recipe: {old.name}")
                 old.unlink()
     finally:
@@ -238,20 +303,21 @@ def build_rootfs_tarball(tarball: Path) -> None:
 
 
 def cmd_image_build(args: argparse.Namespace) -> None:
-    digest = recipe_hash()
-    ref, latest = f"{IMAGE_REPO}:{digest}", f"{IMAGE_REPO}:latest"
+    name = args.recipe
+    digest = recipe_hash(name)
+    ref, latest = f"{image_repo(name)}:{digest}", f"{image_repo(name)}:latest"
     if image_exists(ref) and not args.force:
         log(f"image {ref} exists (same recipe); nothing to build")
     else:
-        tarball = CACHE_DIR / f"rootfs-{digest}.tar"
+        tarball = CACHE_DIR / tarball_name(name, digest)
         if args.force and tarball.exists():
             tarball.unlink()
         if tarball.exists():
             log(f"importing cached rootfs {tarball.relative_to(ROOT)} (no debootstrap needed)")
         else:
-            build_rootfs_tarball(tarball)
+            build_rootfs_tarball(tarball, name)
         cmd = ["docker", "import"]
-        for change in RECIPE["changes"]:
+        for change in RECIPES[name]["changes"]:
             cmd += ["--change", change]
         with open(tarball, "rb") as data:
             run([*cmd, "-", ref], stdin=data, stdout=subprocess.DEVNULL)
@@ -406,9 +472,12 @@ def main() -> None:
     isub = p.add_subparsers(dest="image_command", required=True)
     b = isub.add_parser("build", help="build (or reuse) hpcnet-rdma-lab:<recipe-hash> and tag :latest")
     b.add_argument("--force", action="store_true", help="rebuild even if cached")
+    b.add_argument("--recipe", choices=sorted(RECIPES), default="default",
+                   help="default: the base lab image; rdma-*: + an offline apt cache of the RDMA stack")
     b.set_defaults(func=cmd_image_build)
     h = isub.add_parser("hash", help="print the recipe hash")
-    h.set_defaults(func=lambda a: print(recipe_hash()))
+    h.add_argument("--recipe", choices=sorted(RECIPES), default="default")
+    h.set_defaults(func=lambda a: print(recipe_hash(a.recipe)))
 
     p = sub.add_parser("up", help="start lab nodes and their data links")
     p.add_argument("--nodes", type=int, default=2)
