@@ -212,6 +212,7 @@ def findings(facts: Dict[str, Any]) -> List[str]:
 
 
 def gather(host: Host, interfaces: List[str], tools: List[str], ethtool: bool) -> Dict[str, Any]:
+    ethtool = ethtool and host.which("ethtool") is not None
     devices = dict((d, rdma_device(host, d)) for d in host.listdir(IB))
     outputs = tool_outputs(host, tools)
     verbose = outputs.get("ibv_devinfo")
