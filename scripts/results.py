@@ -103,7 +103,7 @@ def summary(args: argparse.Namespace) -> int:
     for tier in tiers:
         path = RESULTS / f"{tier}.json"
         if not path.exists():
-            print(f"  {tier:9} FAILED  did not complete (no result recorded)")
+            print(f"  {tier:11} FAILED  did not complete (no result recorded)")
             failed += 1
             continue
         res = json.loads(path.read_text())
@@ -111,7 +111,7 @@ def summary(args: argparse.Namespace) -> int:
         took = f"{seconds.read_text().strip()}s" if seconds.exists() else "-"
         status = "ok" if res["ok"] else "FAILED"
         failed += 0 if res["ok"] else 1
-        print(f"  {tier:9} {status:7} {took:>6} {res['count']:5} {res['unit']:19} ({res['detail']})")
+        print(f"  {tier:11} {status:7} {took:>6} {res['count']:5} {res['unit']:19} ({res['detail']})")
     print(f"tiers: {len(tiers) - failed} passed, {failed} failed")
     return 1 if failed else 0
 
