@@ -160,12 +160,15 @@ def tool_outputs(host: Host, wanted: List[str]) -> Dict[str, Any]:
         "ibstat": (["ibstat"], _parse.parse_ibstat),
         "nvidia-smi": (["nvidia-smi", "topo", "-m"], _parse.parse_nvidia_smi_topo),
     }
+    rdma_core_loaded = host.isdir("/sys/module/ib_core")
     for tool in wanted:
         argv, parser = commands[tool]
-        try:
-            host.bin(argv[0])
-        except HostError:
+        if host.which(argv[0]) is None:
             out[tool] = None
+            continue
+        if tool != "nvidia-smi" and not rdma_core_loaded:
+            # the RDMA netlink socket these open would make the kernel load ib_core: facts change nothing
+            out[tool] = {"skipped": "ib_core is not loaded (no RDMA device); running %s would load it" % argv[0]}
             continue
         rc, text, err = host.run(argv)
         if rc != 0:
@@ -216,7 +219,7 @@ def gather(host: Host, interfaces: List[str], tools: List[str], ethtool: bool) -
     devices = dict((d, rdma_device(host, d)) for d in host.listdir(IB))
     outputs = tool_outputs(host, tools)
     verbose = outputs.get("ibv_devinfo")
-    if isinstance(verbose, dict) and "error" not in verbose:
+    if isinstance(verbose, dict) and not set(verbose) & {"error", "skipped"}:
         for dev, info in verbose.items():
             for port, p in info["ports"].items():
                 if dev in devices and port in devices[dev]["ports"]:

@@ -21,6 +21,7 @@ drop-ins, a udev rule, the soft-RoCE boot unit).
 from __future__ import annotations
 
 import re
+import time
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _parse
@@ -101,7 +102,11 @@ KMOD = _Kmod()
 
 # ---------------------------------------------------------------------- rxe:NAME
 def rdma_links(host: Host) -> List[Dict[str, Any]]:
-    """``rdma -j link`` parsed; [] when the RDMA netlink family is absent (ib_core not loaded)."""
+    """``rdma -j link`` parsed; [] when ib_core is not loaded.  The tool is not even run then: opening
+    the NETLINK_RDMA socket makes the kernel load ib_core (its net-pf-16-proto-20 alias), and a read
+    (check mode, status) must not load a module."""
+    if not host.isdir("/sys/module/ib_core"):
+        return []
     rc, out, err = host.run(["rdma", "-j", "link", "show"])
     if rc != 0:
         msg = " ".join((err or out).split())
@@ -234,6 +239,38 @@ def unknown_modules(tree: Dict[str, Any], names: List[str]) -> List[str]:
     for deps in tree["dep"].values():
         known.update(deps)
     return [n for n in names if n not in known]
+
+
+def loaded_modules(host: Host) -> List[str]:
+    """Names in /proc/modules (loadable modules that are loaded now)."""
+    return sorted(line.split()[0] for line in (host.read("/proc/modules") or "").splitlines() if line.strip())
+
+
+def settle(host: Host, timeout: float = 20.0) -> None:
+    """Wait until udev has handled the new devices' events and rdma-core's rdma-load-modules@ units
+    (started by its udev rules when an RDMA device appears) have finished loading ULP modules."""
+    if host.exists("/run/udev/control"):
+        host.run(["udevadm", "settle", "--timeout=%d" % int(timeout)])
+    if not host.isdir("/run/systemd/system"):
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        _rc, jobs, _err = host.run(["systemctl", "list-jobs", "--no-legend", "--plain"])
+        if "rdma-load-modules@" not in jobs and "rdma-hw.target" not in jobs:
+            return
+        time.sleep(0.5)
+
+
+def consequence_plan(tree: Optional[Dict[str, Any]], new: List[str]) -> Plan:
+    """``kmod:`` changes for modules that appeared during the call without being planned (rdma-core's
+    udev rules load ib_iser, rpcrdma, ... when an RDMA device appears): dependencies first, so
+    rollback unloads them, dependents first, before the modules they hold in use."""
+    order = [m for m in closure(tree, new) if m in new] if tree else []
+    order += [m for m in sorted(new) if m not in order]
+    p = Plan()
+    for name in order:
+        p.add("kmod:" + name, "absent", "loaded")
+    return p
 
 
 def group_gid(host: Host, group: str) -> Optional[int]:

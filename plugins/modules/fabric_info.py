@@ -99,7 +99,10 @@ netns_mode:
   returned: always
   type: str
 tools:
-  description: Parsed output of each checklist tool that was asked for; null when not installed, C({"error"}) when it failed.
+  description:
+    - Parsed output of each checklist tool that was asked for; null when not installed, C({"error"}) when it
+      failed, C({"skipped"}) when ib_core is not loaded (the RDMA tools open the RDMA netlink socket, which
+      would make the kernel load ib_core, and facts change nothing).
   returned: always
   type: dict
 findings:

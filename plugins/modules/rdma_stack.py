@@ -182,6 +182,15 @@ modules:
   returned: always
   type: dict
   sample: {"ib_core": "absent", "ib_umad": "absent"}
+loaded_as_a_consequence:
+  description:
+    - Modules the system loaded during this call without being asked (rdma-core's udev rules load ULP
+      modules such as C(ib_iser), C(rpcrdma) when an RDMA device appears). They are journaled in a second
+      generation, so rollback unloads them first and the modules they use are not left in use.
+  returned: always
+  type: list
+  elements: str
+  sample: [sunrpc, rpcrdma, scsi_transport_iscsi, libiscsi, ib_iser]
 kernel_release:
   description: The kernel whose modules tree was checked (null when none was available).
   returned: always
@@ -259,6 +268,25 @@ def _tree(host: Host, params: dict, running: str, in_container: bool):
                      "package (linux-modules/kernel-modules) before loading RDMA modules" % (running, running))
 
 
+def _consequences(module, host: Host, engine: Engine, result: dict, seen: dict) -> None:
+    """Journal the modules that loaded because of this call without being planned (rdma-core's udev
+    rules load ULPs such as ib_iser and rpcrdma when an RDMA device appears), as a second generation,
+    so rollback unloads them too and the modules they hold are not left in use."""
+    _rdma.settle(host)
+    planned = set(k[5:] for k in result["current"] if k.startswith("kmod:"))
+    new = [m for m in _rdma.loaded_modules(host) if m not in seen["loaded"] and m not in planned]
+    result["loaded_as_a_consequence"] = new
+    if not new:
+        return
+    follow = engine.run("rdma_stack", lambda: (_rdma.consequence_plan(seen["tree"], new), {}), {})
+    result["changes"] += follow.get("changes", [])
+    result["current"].update(follow.get("current", {}))
+    result["previous"].update(dict((c["key"], c["before"]) for c in follow.get("changes", [])))
+    result["notes"].append("loading the modules / creating the devices made the system load %s too (rdma-core's "
+                           "udev rules load ULP modules for new RDMA devices); they are journaled, so rollback "
+                           "unloads them" % ", ".join(new))
+
+
 def run(module, host: Host) -> dict:
     params = module.params
     try:
@@ -271,7 +299,7 @@ def run(module, host: Host) -> dict:
     in_container = host.in_container()
     running = (host.read("/proc/sys/kernel/osrelease") or "").strip() or "unknown"
     extra = {"not_possible": [], "refused": [], "modules": {}, "kernel_release": None, "notes": [],
-             "device_nodes": {}, "reboot_required": False}
+             "device_nodes": {}, "reboot_required": False, "loaded_as_a_consequence": []}
     runtime = mode in ("runtime", "both")
     kernel_parts = runtime and (norm["modules"] or norm["netns_mode"])
     if kernel_parts and in_container:
@@ -284,6 +312,7 @@ def run(module, host: Host) -> dict:
             module.fail_json(msg="%s: %s (on_not_possible: warn writes the boot-time files and reports this)"
                              % (", ".join(n["part"] for n in extra["not_possible"]), why), **extra)
     engine = Engine(module, host, params["journal_dir"])
+    seen = {"tree": None, "loaded": None}
 
     def build():
         node = {"files": {}, "kmods": {}, "rxe": {}, "netns": None, "devnodes": {}, "gid": None,
@@ -298,7 +327,9 @@ def run(module, host: Host) -> dict:
                                  "modules.builtin)" % (tree["release"], ", ".join(repr(u) for u in unknown),
                                                        tree["release"]))
             node["load_order"] = _rdma.closure(tree, norm["modules"])
+        seen["tree"] = tree
         if node["runtime_possible"]:
+            seen["loaded"] = _rdma.loaded_modules(host)
             for name in node["load_order"]:
                 node["kmods"][name] = _rdma.KMOD.read_value(host, name)
             extra["modules"] = dict(node["kmods"])
@@ -334,6 +365,8 @@ def run(module, host: Host) -> dict:
 
     result = engine.run("rdma_stack", build, extra)
     keys = set(c["key"] for c in result.get("changes", []))
+    if not module.check_mode and seen["loaded"] is not None and any(k.startswith(("kmod:", "rxe:")) for k in keys):
+        _consequences(module, host, engine, result, seen)
     refused = set(r["key"] for r in result.get("refused", []))
     if "rdma:netns_mode" in refused or "file:" + _rdma.SYSTEMD_MANAGER_DROPIN in keys:
         result["reboot_required"] = True

@@ -55,6 +55,7 @@ class RdmaNode(FakeNode):
         self.write(base + "modules.softdep", fixture("modules.softdep.6.1.0-57-amd64.captured.txt"))
         self.deps = dict((k, v) for k, v in _parse_dep().items())
         self.loaded = set()
+        self._proc_modules()
 
     # ---- kernel modules
     def _mod_dir(self, name):
@@ -66,6 +67,7 @@ class RdmaNode(FakeNode):
         if name in self.loaded:
             return
         self.loaded.add(name)
+        self._proc_modules()
         self.write("/sys/module/%s/initstate" % name, "live\n")
         self.write("/sys/module/%s/refcnt" % name, "0\n")
         os.makedirs(self._mod_dir(name) + "/holders", exist_ok=True)
@@ -80,9 +82,13 @@ class RdmaNode(FakeNode):
             return 1, "", "rmmod: ERROR: Module %s is in use by: %s\n" % (name, " ".join(holders))
         shutil.rmtree(self._mod_dir(name))
         self.loaded.discard(name)
+        self._proc_modules()
         for dep in self.deps.get(name, []):
             os.unlink(self.path("/sys/module/%s/holders/%s" % (dep, name)))
         return 0, "", ""
+
+    def _proc_modules(self):
+        self.write("/proc/modules", "".join("%s 16384 0 - Live 0x0000000000000000\n" % m for m in sorted(self.loaded)))
 
     # ---- packages
     def closure(self, names):
@@ -165,6 +171,8 @@ class RdmaNode(FakeNode):
             self.rxe[args[2]] = args[6]
             node = "/dev/infiniband/uverbs%d" % (len(self.rxe) - 1)
             self.write(node, "", 0o666)                   # the kernel's default mode for uverbs
+            for ulp in (self.read("/etc/rdma/modules/rdma.conf") or "").split():   # rdma-core's udev rules
+                self.load(ulp)
             rule = self.read(_rdma.UDEV_RULE) or ""
             if 'SUBSYSTEM=="infiniband_verbs"' in rule:   # what udevd does with the rule on the new device
                 os.chown(self.path(node), -1, GID)
@@ -330,6 +338,7 @@ def test_stack_check_apply_idempotent_rollback_exact(rnode):
     pristine = rnode.snapshot()
     predicted = call(rdma_stack, rnode, check=True, **STACK)
     assert rnode.snapshot() == pristine and rnode.loaded == set() and rnode.rxe == {}
+    assert not [c for c in rnode.calls if c[0] == "rdma"]   # its netlink socket would load ib_core
     keys = [c["key"] for c in predicted["changes"]]
     assert [k for k in keys if not k.startswith("dir:")][0] == "file:" + _rdma.MODPROBE_CONF  # before ib_core
     assert keys.index("dir:/etc/systemd/system/slurmd.service.d") < keys.index("file:" + _rdma.SERVICE_DROPIN % "slurmd.service")
@@ -366,6 +375,24 @@ def test_stack_check_apply_idempotent_rollback_exact(rnode):
     for d in ("/etc/modprobe.d", "/etc/systemd", "/etc/udev", "/etc/modules-load.d"):   # created, so removed
         assert not os.path.exists(rnode.path(d)), d
     assert os.path.isdir(rnode.path("/etc/security/limits.d"))                       # was there: stays
+
+
+def test_stack_journals_modules_the_new_device_made_the_system_load(rnode):
+    """rdma-core's udev rules load ULPs (ib_iser, rpcrdma, ib_ipoib...) when an RDMA device appears:
+    they hold rdma_cm/ib_cm in use, so they are journaled too and rollback unloads them first."""
+    rnode.write("/etc/rdma/modules/rdma.conf", "ib_ipoib\n")
+    pristine = rnode.snapshot()
+    out = call(rdma_stack, rnode, soft_roce=[{"netdev": "data0"}], mode="runtime")
+    assert out["loaded_as_a_consequence"] == ["ib_cm", "ib_ipoib"] and "ib_ipoib" in rnode.loaded
+    assert out["changes"][-2:] == [{"key": "kmod:ib_cm", "before": "absent", "after": "loaded"},
+                                   {"key": "kmod:ib_ipoib", "before": "absent", "after": "loaded"}]
+    assert any("ib_cm, ib_ipoib" in n and "rollback unloads them" in n for n in out["notes"])
+    status = call(tuning_state, rnode, action="status")
+    assert status["generations"][-1]["keys"] == ["kmod:ib_cm", "kmod:ib_ipoib"]   # a second generation
+    assert call(rdma_stack, rnode, soft_roce=[{"netdev": "data0"}], mode="runtime")["changed"] is False
+    out = rollback(rnode)
+    assert out["refused"] == [] and rnode.loaded == set() and rnode.rxe == {}
+    assert untouched(rnode, pristine)
 
 
 def test_stack_leaves_modules_that_were_loaded_before(rnode):
@@ -532,6 +559,10 @@ def test_fabric_info_reads_sysfs_and_tools(rnode):
 
 
 def test_fabric_info_without_rdma_and_bad_interface(rnode):
+    out = call(fabric_info, rnode)
+    assert out["tools"]["rdma"] == {"skipped": "ib_core is not loaded (no RDMA device); running rdma would load it"}
+    assert "skipped" in out["tools"]["ibv_devinfo"] and "skipped" in out["tools"]["ibstat"]
+    assert not [c for c in rnode.calls if c[0] in ("rdma", "ibv_devinfo", "ibstat")] and rnode.loaded == set()
     out = call(fabric_info, rnode, tools=[], ethtool=False)
     assert out["devices"] == {} and out["netdevs"] == {} and out["modules"] == [] and out["netns_mode"] is None
     with pytest.raises(Failed, match="unknown interface 'ib0'"):

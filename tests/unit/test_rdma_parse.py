@@ -22,6 +22,19 @@ def test_ibv_devinfo_verbose_rxe():
                             {"index": 1, "gid": "::ffff:10.77.0.1", "type": "RoCE v2"}]
 
 
+def test_ibv_devinfo_verbose_rxe_captured_in_the_vm_lab():
+    dev = _parse.parse_ibv_devinfo_verbose(fixture("ibv_devinfo-v.rxe.vm.captured.txt"))["rxe0"]
+    port = dev["ports"][1]
+    assert (dev["transport"], dev["fw_ver"], port["state"], port["phys_state"]) == (
+        "InfiniBand", "0.0.0", "PORT_ACTIVE", "LINK_UP")
+    assert (port["max_mtu"], port["active_mtu"], port["link_layer"]) == (4096, 1024, "Ethernet")
+    assert port["gids"] == [{"index": 0, "gid": "fe80::5054:ff:fea1:2", "type": "RoCE v2"},
+                            {"index": 1, "gid": "::ffff:10.77.0.2", "type": "RoCE v2"}]
+    assert _parse.parse_rdma_link_json(fixture("rdma-link.rxe.vm.captured.json")) == [
+        {"device": "rxe0", "port": 1, "state": "ACTIVE", "physical_state": "LINK_UP", "netdev": "data0",
+         "netdev_index": 3}]
+
+
 def test_ibv_devinfo_verbose_mlx5_two_devices():
     devs = _parse.parse_ibv_devinfo_verbose(fixture("ibv_devinfo-v.mlx5_core.txt"))
     assert sorted(devs) == ["mlx5_0", "mlx5_1"]
