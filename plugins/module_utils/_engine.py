@@ -67,6 +67,29 @@ def same(key: str, actual: Any, wanted: Any) -> bool:
     return bool(_domain(key).same(actual, wanted))
 
 
+def with_parent_dirs(host: Host, plan: Plan, previous: Dict[str, Any]) -> Plan:
+    """Every directory a planned file needs and the node lacks becomes a ``dir:`` change (False →
+    True) right before the file, so the journal holds it and rollback removes it after the file.
+
+    One place for every module: the file domain creates missing parents when it writes, so a
+    planner that forgot them would leave directories behind after a rollback."""
+    creates = [c for c in plan if c.domain == "file" and _files.is_absent(c.before) and not _files.is_absent(c.after)]
+    if not creates:
+        return plan
+    out = Plan()
+    planned = set(plan.keys())
+    for c in plan:
+        if c in creates:
+            for parent in _files.missing_parents(host, c.target):
+                key = "dir:" + parent
+                if key not in planned:
+                    planned.add(key)
+                    previous[key] = False
+                    out.add(key, False, True)
+        out.add(c.key, c.before, c.after)
+    return out
+
+
 def apply_plan(host: Host, plan: Plan) -> Tuple[List[Change], List[Dict[str, str]]]:
     """Apply every change in order, verify each by reading it back; all-or-nothing.
 
@@ -184,7 +207,8 @@ class Engine(object):
 
     def _build(self, build: Callable[[], Tuple[Plan, Dict[str, Any]]]) -> Tuple[Plan, Dict[str, Any]]:
         try:
-            return build()
+            plan, previous = build()
+            return with_parent_dirs(self.host, plan, previous), previous
         except (ValueError, HostError) as e:
             self.fail(str(e))
             raise AssertionError("fail_json returned")

@@ -40,6 +40,10 @@ def same(actual: Any, wanted: Any) -> bool:
     return _bare(actual) == _bare(wanted)
 
 
+def is_absent(value: FileState) -> bool:
+    return _bare(value) is None
+
+
 def with_notify(state: FileState, unit: str) -> Dict[str, Any]:
     base = {"absent": True} if state is None else dict(state)
     base["notify"] = unit

@@ -5,6 +5,8 @@
 """The modules' run() on a fake node tree: check mode, idempotence, revert, rollback, bad input."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.modules import nic_tuning, sysctl_tuning, tuning_state
@@ -105,7 +107,9 @@ def test_failed_apply_reverts_this_call_and_names_the_key(lab):
     with pytest.raises(Failed) as e:
         nic(lab)
     assert "nic:ens1f0np0:coalesce.rx_usecs" in e.value.msg
-    assert "changed nothing" in e.value.msg and "reverted 4 earlier change(s)" in e.value.msg
+    # 4 earlier NIC/file changes + the 2 directories the .link file needed (/etc/systemd, .../network)
+    assert "changed nothing" in e.value.msg and "reverted 6 earlier change(s)" in e.value.msg
+    assert not os.path.isdir(lab.path("/etc/systemd"))
     after = lab.snapshot()
     assert after["nics"] == before["nics"]
     jdir = lab.path("/var/lib/hpcnet-rdma")
