@@ -555,15 +555,29 @@ def _render_map(emap: Dict[int, List[int]]) -> str:
     return ", ".join("priority %d <- DSCP %s" % (p, ",".join(map(str, ds))) for p, ds in sorted(by_prio.items()))
 
 
+Wanted = List[Tuple[str, Any]]
+
+
+def _consider(plan: Plan, previous: Dict[str, Any], wanted: Optional[Wanted], key: str, before: Any,
+              after: Any) -> None:
+    """Plan one runtime key and record its wanted value in ``wanted`` (plan order) — also when it
+    is already at that value, which Plan.add drops: the boot script must re-apply every key."""
+    previous[key] = before
+    plan.add(key, before, after)
+    if wanted is not None:
+        wanted.append((key, after))
+
+
 def plan_nic(ifname: str, obs: Dict[str, Any], desired: Dict[str, Any], ecn: Optional[Dict[str, Any]],
-             final: Dict[str, Any], plan: Plan, previous: Dict[str, Any], unsupported: List[Dict[str, str]]) -> None:
-    """Plan the NIC side of one interface whose driver supports DCB."""
+             final: Dict[str, Any], plan: Plan, previous: Dict[str, Any], unsupported: List[Dict[str, str]],
+             wanted: Optional[Wanted] = None) -> None:
+    """Plan the NIC side of one interface whose driver supports DCB; ``wanted`` collects
+    (key, wanted value) of every key considered, in plan order."""
     backend = obs["backend"]
     prefix = "%s:%s:" % (backend, ifname)
 
     def add(key: str, before: Any, after: Any) -> None:
-        previous[key] = before
-        plan.add(key, before, after)
+        _consider(plan, previous, wanted, key, before, after)
 
     dscp_keys: List[Tuple[str, Any, Any]] = []
     if backend == "mlnx_qos":
@@ -575,20 +589,21 @@ def plan_nic(ifname: str, obs: Dict[str, Any], desired: Dict[str, Any], ecn: Opt
         for k, b, a in dscp_keys:
             add(k, b, a)
     else:
-        wanted = dict(desired["dscp_map"])
+        entries = dict(desired["dscp_map"])
         if obs["trust_control"] == "implicit" and desired["trust"] == "pcp":
-            wanted = dict((d, None) for d in obs["dscp"])   # PCP trust = no DSCP entries
-        for d in sorted(wanted):
-            add("%sdscp.%d" % (prefix, d), _from_list(obs["dscp"].get(d, [])), wanted[d])
+            entries = dict((d, None) for d in obs["dscp"])   # PCP trust = no DSCP entries
+        for d in sorted(entries):
+            add("%sdscp.%d" % (prefix, d), _from_list(obs["dscp"].get(d, [])), entries[d])
     if desired["pfc"] is not None:
         add(prefix + "pfc", obs["pfc"], desired["pfc"])
     if backend == "dcb" and obs["trust_control"] == "apptrust" and desired["trust"] is not None:
         add(prefix + "trust", obs["trust"], desired["trust"])
-    _plan_ecn(ifname, desired, ecn, final, plan, previous, unsupported)
+    _plan_ecn(ifname, desired, ecn, final, plan, previous, unsupported, wanted)
 
 
 def _plan_ecn(ifname: str, desired: Dict[str, Any], ecn: Optional[Dict[str, Any]], final: Dict[str, Any],
-              plan: Plan, previous: Dict[str, Any], unsupported: List[Dict[str, str]]) -> None:
+              plan: Plan, previous: Dict[str, Any], unsupported: List[Dict[str, str]],
+              wanted: Optional[Wanted] = None) -> None:
     want, cnp = desired["ecn"], desired["cnp"]
     if want is None and cnp is None:
         return
@@ -607,21 +622,20 @@ def _plan_ecn(ifname: str, desired: Dict[str, Any], ecn: Optional[Dict[str, Any]
                     raise ValueError("ecn.priorities: %s does not expose %s for priority %d; allowed: %s"
                                      % (ifname, ecn_path(ifname, "%s.%d" % (role, p)), p,
                                         ", ".join(map(str, sorted(ecn[role]))) or "none"))
-                previous[key] = ecn[role][p]
-                plan.add(key, ecn[role][p], 1 if on else 0)
+                _consider(plan, previous, wanted, key, ecn[role][p], 1 if on else 0)
     for field, value in (("cnp_dscp", (cnp or {}).get("dscp")), ("cnp_802p_prio", (cnp or {}).get("priority"))):
         if value is None:
             continue
         if ecn[field] is None:
             raise ValueError("cnp: %s does not expose %s; allowed: leave cnp unset on this driver"
                              % (ifname, ecn_path(ifname, field)))
-        key = "ecn:%s:%s" % (ifname, field)
-        previous[key] = ecn[field]
-        plan.add(key, ecn[field], value)
+        _consider(plan, previous, wanted, "ecn:%s:%s" % (ifname, field), ecn[field], value)
 
 
 def plan_rdma_cm(ports: List[Dict[str, Any]], desired: Dict[str, Any], plan: Plan, previous: Dict[str, Any],
-                 unsupported: List[Dict[str, str]]) -> None:
+                 unsupported: List[Dict[str, str]], wanted: Optional[Wanted] = None) -> None:
+    """Plan the RDMA CM defaults of every port; ``wanted`` gets the ``rdmacm:`` keys (not the
+    ``dir:`` key: the boot script creates the configfs group of every device it sets)."""
     mode = ROCE_MODES[desired["roce_mode"]]
     seen = set()
     for port in ports:
@@ -639,9 +653,7 @@ def plan_rdma_cm(ports: List[Dict[str, Any]], desired: Dict[str, Any], plan: Pla
                 previous[key] = False
                 plan.add(key, False, True)
         for field, value in (("tos", desired["tos"]), ("mode", mode)):
-            key = "rdmacm:%s:%d:%s" % (device, port["port"], field)
-            previous[key] = port[field]
-            plan.add(key, port[field], value)
+            _consider(plan, previous, wanted, "rdmacm:%s:%d:%s" % (device, port["port"], field), port[field], value)
 
 
 def app_values(desired: Dict[str, Any], ports: List[Dict[str, Any]], finals: Dict[str, Dict[str, Any]],

@@ -38,8 +38,18 @@ description:
     reported in RV(unsupported) and none of its NIC settings change; that is not a failure unless
     O(on_unsupported=fail). The RDMA CM defaults of an RDMA device on it (for example soft-RoCE C(rxe0) on
     virtio-net) are still set, since they belong to the RDMA device."
-  - Every original is recorded in the journal; M(hpcnet.rdma.tuning_state) rolls them back. Settings are
-    runtime only; they do not survive a reboot or a driver reload.
+  - "Persistence (O(mode)): the kernel keeps none of these settings across a reboot (configfs, the dcbnl APP
+    table, mlnx_qos state, ECN sysfs), so the module also installs a boot-time applier: the POSIX sh script
+    C(/usr/local/lib/hpcnet-rdma/roce-qos.sh), rendered from the wanted value of every setting, and the oneshot
+    unit C(hpcnet-rdma-qos.service) that runs it after udev settled and the soft-RoCE links exist, enabled
+    through its C(multi-user.target.wants) link. At boot it waits up to 60 s for each NIC and RDMA device,
+    then re-applies every setting with the same C(dcb), C(mlnx_qos) and sysfs/configfs writes; a failing
+    setting is logged with its key and fails the unit, the others are still applied. A driver reload
+    without a reboot is not covered: run the module again or restart the unit."
+  - "Settings a NIC does not support (no DCB, no ECN sysfs, no rdma_cm configfs) are left out of the script;
+    when nothing at all can be set on the node, no boot files are installed."
+  - Every original is recorded in the journal; M(hpcnet.rdma.tuning_state) rolls them back and removes the
+    boot files.
 author:
   - hpcnet.rdma contributors (@hpcnet)
 extends_documentation_fragment:
@@ -47,10 +57,10 @@ extends_documentation_fragment:
 attributes:
   check_mode:
     support: full
-    description: Predicts exactly the changes a real run makes and writes nothing.
+    description: Predicts exactly the changes a real run makes, boot files included, and writes nothing.
   diff_mode:
     support: full
-    description: Shows every QoS and RDMA CM value before and after.
+    description: Shows every QoS and RDMA CM value before and after, and every boot file.
 options:
   interfaces:
     description:
@@ -148,8 +158,19 @@ options:
     type: str
     choices: [warn, fail]
     default: warn
+  mode:
+    description:
+      - C(runtime) sets the live values only; C(persist) installs only the boot-time applier (the script, the
+        unit and its wants link) and changes no live value; C(both) does both.
+      - The interfaces are inspected in every mode, since what the applier sets depends on the backend and on
+        what each NIC supports.
+    type: str
+    choices: [runtime, persist, both]
+    default: both
 notes:
   - Writes take effect at once; PFC and trust changes do not flap the link.
+  - The boot-time applier re-applies the settings of the last run with O(mode=persist) or O(mode=both); a later
+    O(mode=runtime) run leaves it as it is.
   - Use M(hpcnet.rdma.roce_qos_info) to read the state without changing it.
 seealso:
   - module: hpcnet.rdma.roce_qos_info
@@ -186,6 +207,22 @@ EXAMPLES = r"""
     interfaces:
       - name: data0
     pfc: [3]
+
+- name: Live values only, no boot-time applier (for example while experimenting)
+  hpcnet.rdma.roce_qos:
+    interfaces:
+      - driver: mlx5_core
+    pfc: [3]
+    dscp_map: {26: 3}
+    mode: runtime
+
+- name: Only (re)install the boot-time applier, changing no live value
+  hpcnet.rdma.roce_qos:
+    interfaces:
+      - driver: mlx5_core
+    pfc: [3]
+    dscp_map: {26: 3}
+    mode: persist
 """
 
 RETURN = r"""
@@ -193,7 +230,9 @@ changes:
   description: >-
     Every change planned (check mode) or made, in order. Keys are C(dcb:IF:pfc), C(dcb:IF:dscp.N),
     C(dcb:IF:trust), C(mlnx_qos:IF:trust|pfc|dscp.N), C(ecn:IF:roce_np.P|roce_rp.P|cnp_dscp|cnp_802p_prio),
-    C(rdmacm:DEV:PORT:tos|mode) and C(dir:/sys/kernel/config/rdma_cm/DEV).
+    C(rdmacm:DEV:PORT:tos|mode), C(dir:/sys/kernel/config/rdma_cm/DEV) and, for the boot-time applier,
+    C(file:/usr/local/lib/hpcnet-rdma/roce-qos.sh), C(file:/etc/systemd/system/hpcnet-rdma-qos.service) and
+    C(file:/etc/systemd/system/multi-user.target.wants/hpcnet-rdma-qos.service).
   returned: always
   type: list
   elements: dict
@@ -255,7 +294,7 @@ generation:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _link, _qos
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _link, _qos, _qosboot
 from ansible_collections.hpcnet.rdma.plugins.module_utils._engine import Engine
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
@@ -278,6 +317,7 @@ ARGUMENT_SPEC = dict(
     rdma_mtu=dict(type="int", choices=list(_qos.RDMA_MTUS)),
     backend=dict(type="str", choices=["auto", "dcb", "mlnx_qos"], default="auto"),
     on_unsupported=dict(type="str", choices=["warn", "fail"], default="warn"),
+    mode=dict(type="str", choices=["runtime", "persist", "both"], default="both"),
     journal_dir=dict(type="path", default="/var/lib/hpcnet-rdma"),
 )
 
@@ -298,8 +338,12 @@ def observe(host: Host, params: dict, desired: dict) -> dict:
     return {"nics": nics, "ports": ports}
 
 
-def plan(desired: dict, seen: dict, on_unsupported: str) -> dict:
-    """Pure: coherence checks on every interface, then the plan; ValueError before any change."""
+def plan(desired: dict, seen: dict, on_unsupported: str, mode: str, files: dict, bins: dict) -> dict:
+    """Pure: coherence checks on every interface, then the plan; ValueError before any change.
+
+    ``mode`` runtime/both plans the live keys; persist/both the boot files rendered from the wanted
+    value of every live key considered; ``files`` is path → current state of each planned file and
+    ``bins`` tool → absolute path on the node, for the boot script."""
     warnings, unsupported, errors = [], [], []
     finals, interfaces = {}, {}
     for ifname, nic in sorted(seen["nics"].items()):
@@ -319,11 +363,18 @@ def plan(desired: dict, seen: dict, on_unsupported: str) -> dict:
         info.update(finals[ifname], trust_control=obs["trust_control"])
     if errors:
         raise ValueError("; ".join(errors))
-    p, previous = Plan(), {}
+    live, live_previous, wanted = Plan(), {}, []
     for ifname in sorted(finals):
         nic = seen["nics"][ifname]
-        _qos.plan_nic(ifname, nic["obs"], desired, nic["ecn"], finals[ifname], p, previous, unsupported)
-    _qos.plan_rdma_cm(seen["ports"], desired, p, previous, unsupported)
+        _qos.plan_nic(ifname, nic["obs"], desired, nic["ecn"], finals[ifname], live, live_previous, unsupported,
+                      wanted)
+    _qos.plan_rdma_cm(seen["ports"], desired, live, live_previous, unsupported, wanted)
+    if mode in ("runtime", "both"):
+        p, previous = live, live_previous
+    else:
+        p, previous = Plan(), {}
+    if mode in ("persist", "both"):
+        _qosboot.plan_files(wanted, bins, files, p, previous)
     if unsupported and on_unsupported == "fail":
         raise ValueError("not supported here: %s; set on_unsupported: warn to apply the rest and report these"
                          % "; ".join("%s %s (%s)" % (u["interface"], u["feature"], u["reason"]) for u in unsupported))
@@ -347,7 +398,10 @@ def run(module, host: Host) -> dict:
     notes = []
 
     def build():
-        planned = plan(desired, observe(host, params, desired), params["on_unsupported"])
+        seen = observe(host, params, desired)
+        files = dict((path, host.file_state(path)) for path in _qosboot.planned_paths(params["mode"]))
+        bins = dict((name, host.which(name) or name) for name in ("dcb", "mlnx_qos", "modprobe"))
+        planned = plan(desired, seen, params["on_unsupported"], params["mode"], files, bins)
         extra.update(interfaces=planned["interfaces"], unsupported=planned["unsupported"],
                      rdma_ports=planned["rdma_ports"], app=planned["app"])
         notes[:] = planned["warnings"] + ["%s: %s not supported here: %s" % (u["interface"], u["feature"], u["reason"])

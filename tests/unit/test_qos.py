@@ -205,6 +205,41 @@ def test_plan_nic(o, desired, changes):
     assert plan_of(o, desired)[0] == changes
 
 
+@pytest.mark.parametrize("o, desired, ecn, wanted", [
+    # nothing changes, yet every key considered is recorded with its wanted value, in plan order
+    (DCB_MAPPED, want(dscp_map={26: 3, 48: 6}), None,
+     [("dcb:eth9:dscp.26", 3), ("dcb:eth9:dscp.48", 6), ("dcb:eth9:pfc", [3])]),
+    (DCB_MAPPED, want(trust="pcp", pfc=[3]), None,
+     [("dcb:eth9:dscp.26", None), ("dcb:eth9:dscp.48", None), ("dcb:eth9:pfc", [3])]),
+    (MLNX_PCP, want(dscp_map={26: 3}), ECN,
+     [("mlnx_qos:eth9:trust", "dscp"), ("mlnx_qos:eth9:dscp.26", 3), ("mlnx_qos:eth9:pfc", [3])]),
+    (dict(MLNX_DSCP, pfc=[3]), want(pfc=[3], ecn={}, cnp={"dscp": 48}), ECN,
+     [("mlnx_qos:eth9:trust", "dscp"), ("mlnx_qos:eth9:pfc", [3]), ("ecn:eth9:roce_np.3", 1),
+      ("ecn:eth9:roce_rp.3", 1), ("ecn:eth9:cnp_dscp", 48)]),
+    (DCB_APPTRUST, want(dscp_map={48: 6}), None,
+     [("dcb:eth9:dscp.48", 6), ("dcb:eth9:pfc", [3]), ("dcb:eth9:trust", "dscp")]),
+])
+def test_plan_nic_records_every_wanted_value(o, desired, ecn, wanted):
+    final = check(o, desired, ecn)[0]
+    p, previous, unsupported, recorded = Plan(), {}, [], []
+    _qos.plan_nic("eth9", o, desired, ecn, final, p, previous, unsupported, recorded)
+    assert recorded == wanted
+    assert sorted(k for k, _v in recorded) == sorted(previous)
+    assert [c.key for c in p] == [k for k, _v in recorded if k in p.keys()]     # same order as the plan
+
+
+def test_plan_rdma_cm_records_the_rdmacm_keys_not_the_group():
+    p, recorded = Plan(), []
+    ports = [dict(PORT, cm_dir=False, tos=None, mode=None), dict(PORT, port=2, tos=106, mode="RoCE v2")]
+    _qos.plan_rdma_cm(ports, want(), p, {}, [], recorded)
+    assert recorded == [("rdmacm:mlx5_0:1:tos", 106), ("rdmacm:mlx5_0:1:mode", "RoCE v2"),
+                        ("rdmacm:mlx5_0:2:tos", 106), ("rdmacm:mlx5_0:2:mode", "RoCE v2")]
+    assert "dir:/sys/kernel/config/rdma_cm/mlx5_0" in p.keys()
+    recorded = []
+    _qos.plan_rdma_cm([dict(PORT, configfs=False)], want(), Plan(), {}, [], recorded)
+    assert recorded == []                                          # unsupported: nothing to re-apply
+
+
 def test_plan_ecn_and_cnp():
     changes, previous, unsupported = plan_of(MLNX_DSCP, want(pfc=[3], ecn={"np": True, "rp": True},
                                                              cnp={"dscp": 46, "priority": 5}), ECN)

@@ -7,9 +7,11 @@ nothing, idempotence, exact rollback through tuning_state, the unsupported path,
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _qosboot
 from ansible_collections.hpcnet.rdma.plugins.modules import roce_qos, roce_qos_info, tuning_state
 
 from .conftest import Failed, FakeModule, FakeNic, mlx5
@@ -17,6 +19,14 @@ from .fake_qos import FakeQos, FakeRdma, QosNode
 
 J = "/var/lib/hpcnet-rdma"
 FULL = {"pfc": [3], "dscp_map": {26: 3, 48: 6}, "ecn": {}, "cnp": {"dscp": 48, "priority": 6}, "rdma_mtu": 4096}
+# the boot-time applier of mode=both/persist, in plan order (after every runtime key)
+BOOT_FILES = ["file:" + _qosboot.SCRIPT, "file:" + _qosboot.UNIT_FILE, "file:" + _qosboot.UNIT_LINK]
+# ... with the directories the engine journals for them on a node that has none of /usr and /etc (the labs)
+BOOT_DIRS = ["/usr", "/usr/local", "/usr/local/lib", "/usr/local/lib/hpcnet-rdma", "/etc", "/etc/systemd",
+             "/etc/systemd/system", "/etc/systemd/system/multi-user.target.wants"]
+BOOT_CHANGES = ["dir:/usr", "dir:/usr/local", "dir:/usr/local/lib", "dir:/usr/local/lib/hpcnet-rdma", BOOT_FILES[0],
+                "dir:/etc", "dir:/etc/systemd", "dir:/etc/systemd/system", BOOT_FILES[1],
+                "dir:/etc/systemd/system/multi-user.target.wants", BOOT_FILES[2]]
 
 
 def _node(tmp_path):
@@ -119,7 +129,7 @@ def test_values_are_read_back_from_the_node(lab):
                               "hcas": ["mlx5_0:1"], "netdevs": ["ens1f0np0"], "gid_index": 1}
     if lab.kind == "mlnx_qos":
         assert len(lab.qos["ens1f0np0"].apps) == 64          # --trust dscp loaded the firmware table
-        assert all(k.startswith(("mlnx_qos:", "ecn:", "rdmacm:", "dir:")) for k in out["current"])
+        assert all(k.startswith(("mlnx_qos:", "ecn:", "rdmacm:", "dir:", "file:")) for k in out["current"])
     if lab.kind == "dcb":
         assert sorted(lab.qos["ens1f0np0"].apps) == [26, 48]  # trust followed the first DSCP entry
         assert "dcb:ens1f0np0:trust" not in out["current"]
@@ -164,6 +174,144 @@ def test_rollback_last_undoes_only_the_second_tune(tmp_path):
     assert sorted(q.pfc) == [3] and 32 not in q.apps and q.apps[26] == [3]
 
 
+# --------------------------------------------------------------------------- boot-time applier (mode)
+def script_keys(node):
+    """The keys the boot script re-applies, in its order (the run/run_dcb/put lines)."""
+    text = node.read(_qosboot.SCRIPT)
+    return [m.group(1) for m in re.finditer(r"^(?:run|run_dcb|put) (\S+) ", text, re.M) if m.group(1) != "rdma_cm"]
+
+
+def runtime_keys(out):
+    return [c["key"] for c in out["changes"] if not c["key"].startswith(("file:", "dir:"))]
+
+
+def boot_changes(out):
+    """The changes of the boot files and their parent directories, in plan order."""
+    return [c for c in out["changes"] if c["key"] in BOOT_CHANGES]
+
+
+def after(out, key):
+    return [c["after"] for c in out["changes"] if c["key"] == key][0]
+
+
+def test_mode_both_plans_the_boot_files(lab):
+    predicted = qos(lab, check=True)
+    assert [c["key"] for c in predicted["changes"]][-len(BOOT_CHANGES):] == BOOT_CHANGES
+    assert lab.read(_qosboot.SCRIPT) is None                      # check mode wrote nothing
+    headers = [d["after_header"] for d in predicted["diff"]]
+    assert headers[0] == "runtime (after)" and headers[1:] == [_qosboot.SCRIPT, _qosboot.UNIT_FILE, _qosboot.UNIT_LINK]
+    out = qos(lab)
+    assert out["changes"] == predicted["changes"]
+    host = lab.host()
+    script = host.file_state(_qosboot.SCRIPT)
+    assert script["mode"] == "0755" and script == after(predicted, BOOT_FILES[0])
+    assert host.file_state(_qosboot.UNIT_FILE) == {"content": _qosboot.render_unit(), "mode": "0644"}
+    assert os.readlink(lab.path(_qosboot.UNIT_LINK)) == _qosboot.UNIT_FILE
+    # every live key, in plan order (on a pristine lab every one of them changes)
+    assert script_keys(lab) == runtime_keys(out)
+    text = lab.read(_qosboot.SCRIPT)
+    if lab.kind == "mlnx_qos":
+        assert "run mlnx_qos:ens1f0np0:trust /usr/sbin/mlnx_qos -i ens1f0np0 --trust dscp\n" in text
+        assert "--pfc 0,0,0,1,0,0,0,0\n" in text and "--dscp2prio set,26,3\n" in text
+        assert "put ecn:ens1f0np0:cnp_dscp 48 /sys/class/net/ens1f0np0/ecn/roce_np/cnp_dscp\n" in text
+    if lab.kind == "dcb":
+        assert "run_dcb dcb:ens1f0np0:dscp.26 /usr/sbin/dcb app replace dev ens1f0np0 dscp-prio 26:3\n" in text
+    if lab.kind == "apptrust":
+        assert "run_dcb dcb:swp1:trust /usr/sbin/dcb apptrust set dev swp1 order dscp\n" in text
+        assert "rdma_cm" not in text                                # no RDMA device on swp1
+    if lab.kind == "virtio":
+        assert script_keys(lab) == ["rdmacm:rxe0:1:tos", "rdmacm:rxe0:1:mode"]
+    for device in lab.rdma:
+        assert "put rdmacm:%s:1:tos 106 /sys/kernel/config/rdma_cm/%s/ports/1/default_roce_tos\n" % (device, device) \
+            in text
+        assert "run rdma_cm /usr/sbin/modprobe -q rdma_cm\n" in text
+    again = qos(lab)
+    assert again["changed"] is False and again["changes"] == []
+
+
+def test_mode_runtime_plans_no_files(lab):
+    predicted = qos(lab, check=True, mode="runtime")
+    out = qos(lab, mode="runtime")
+    assert out["changes"] == predicted["changes"] and out["changed"] is True
+    assert not any(c["key"].startswith("file:") for c in out["changes"])
+    assert not any(k.startswith("file:") for k in list(out["previous"]) + list(out["current"]))
+    for path in (_qosboot.SCRIPT, _qosboot.UNIT_FILE, _qosboot.UNIT_LINK):
+        assert not os.path.lexists(lab.path(path)), path
+    assert qos(lab, mode="runtime")["changed"] is False
+
+
+def test_mode_persist_plans_only_files(lab):
+    pristine = lab.snapshot()
+    both = qos(lab, check=True)                                    # what mode=both would install
+    predicted = qos(lab, check=True, mode="persist")
+    out = qos(lab, mode="persist")
+    assert [c["key"] for c in out["changes"]] == BOOT_CHANGES
+    assert out["changes"] == predicted["changes"] == boot_changes(both)
+    assert sorted(out["previous"]) == sorted(BOOT_CHANGES)
+    assert lab.setters() == []                                     # no live value changed
+    after = lab.snapshot()
+    assert after["qos"] == pristine["qos"] and after["cm_kernel"] == pristine["cm_kernel"]
+    boot = set(lab.path(p) for p in (_qosboot.SCRIPT, _qosboot.UNIT_FILE, _qosboot.UNIT_LINK))
+    assert dict((k, v) for k, v in outside_journal(lab, after).items() if k not in boot) \
+        == outside_journal(lab, pristine)
+    again = qos(lab, mode="persist")
+    assert again["changed"] is False
+    state(lab, action="rollback")
+    assert outside_journal(lab, lab.snapshot()) == outside_journal(lab, pristine)
+    assert not any(os.path.exists(lab.path(d)) for d in BOOT_DIRS)
+
+
+def test_keys_already_at_their_value_are_still_in_the_boot_script(lab):
+    fresh = after(qos(lab, check=True), BOOT_FILES[0])           # script a first mode=both run installs
+    live = qos(lab, mode="runtime")
+    out = qos(lab)                                                 # every live key is at its value now
+    assert [c["key"] for c in out["changes"]] == BOOT_CHANGES
+    assert lab.host().file_state(_qosboot.SCRIPT) == fresh
+    assert script_keys(lab) == runtime_keys(live)
+
+
+def test_rollback_removes_the_boot_files(lab):
+    pristine = lab.snapshot()
+    qos(lab)
+    predicted = state(lab, check=True, action="rollback")
+    # files first, then the directories created for them (newest first)
+    assert [c["key"] for c in boot_changes(predicted)] == list(reversed(BOOT_CHANGES))
+    done = state(lab, action="rollback")
+    assert boot_changes(done) == boot_changes(predicted)
+    for path in (_qosboot.SCRIPT, _qosboot.UNIT_FILE, _qosboot.UNIT_LINK):
+        assert not os.path.lexists(lab.path(path)), path
+    assert not any(os.path.exists(lab.path(d)) for d in BOOT_DIRS)
+    assert outside_journal(lab, lab.snapshot()) == outside_journal(lab, pristine)
+
+
+def test_boot_files_that_existed_are_restored_on_rollback(tmp_path):
+    n = _node(tmp_path)
+    n.params = lab_virtio(n)
+    n.params["pfc"] = [3]
+    n.write(_qosboot.UNIT_FILE, "# a unit someone wrote\n", 0o600)
+    pristine = n.snapshot()
+    out = qos(n)
+    assert out["previous"]["file:" + _qosboot.UNIT_FILE] == {"content": "# a unit someone wrote\n", "mode": "0600"}
+    state(n, action="rollback")
+    assert outside_journal(n, n.snapshot()) == outside_journal(n, pristine)
+    assert n.read(_qosboot.UNIT_FILE) == "# a unit someone wrote\n"
+
+
+@pytest.mark.parametrize("configfs", [True, False])
+def test_nothing_settable_plans_no_boot_files(tmp_path, configfs):
+    """virtio-net has no DCB; without an RDMA device on it (or without rdma_cm configfs) no key is left."""
+    n = _node(tmp_path)
+    n.add_nic(FakeNic("data0", "virtio_net", mtu=1500, mac="52:54:00:00:00:09"))
+    if not configfs:
+        n.add_rdma(FakeRdma("rxe0", "data0", active_mtu=1024), configfs=False)
+    n.params = {"interfaces": [{"name": "data0"}], "pfc": [3]}
+    for mode in ("both", "persist"):
+        out = qos(n, mode=mode)
+        assert out["changed"] is False and out["changes"] == [] and out["previous"] == {}
+    assert [u["feature"] for u in out["unsupported"]] == ["dcb"] + ([] if configfs else ["rdma_cm"])
+    assert not os.path.lexists(n.path(_qosboot.SCRIPT))
+
+
 # --------------------------------------------------------------------------- unsupported
 def test_nic_without_dcb_is_a_named_result_and_only_rdma_cm_changes(tmp_path):
     n = _node(tmp_path)
@@ -175,7 +323,7 @@ def test_nic_without_dcb_is_a_named_result_and_only_rdma_cm_changes(tmp_path):
                                    "reason": "dcb -j pfc show dev data0: Attribute read: Operation not supported"}]
     assert n.setters() == []
     assert [c["key"] for c in out["changes"]] == ["dir:/sys/kernel/config/rdma_cm/rxe0", "rdmacm:rxe0:1:tos",
-                                                  "rdmacm:rxe0:1:mode"]
+                                                  "rdmacm:rxe0:1:mode"] + BOOT_CHANGES
     assert n.read("/sys/kernel/config/rdma_cm/rxe0/ports/1/default_roce_tos") == "106"
     assert out["interfaces"]["data0"]["dcb"] is False
     assert out["app"]["hcas"] == ["rxe0:1"] and out["app"]["gid_index"] == 1
@@ -213,7 +361,8 @@ def test_rdma_cm_group_that_exists_is_kept_on_rollback(tmp_path):
     host.mkdir("/sys/kernel/config/rdma_cm/rxe0")             # someone created it before us
     host.write_proc("/sys/kernel/config/rdma_cm/rxe0/ports/1/default_roce_tos", "32")
     out = qos(n, pfc=[3])
-    assert [(c["key"], c["before"], c["after"]) for c in out["changes"]] == [("rdmacm:rxe0:1:tos", 32, 106)]
+    assert [(c["key"], c["before"], c["after"]) for c in out["changes"]][:1] == [("rdmacm:rxe0:1:tos", 32, 106)]
+    assert [c["key"] for c in out["changes"]][1:] == BOOT_CHANGES
     state(n, action="rollback")
     assert n.read("/sys/kernel/config/rdma_cm/rxe0/ports/1/default_roce_tos") == "32"
 
@@ -272,8 +421,11 @@ def test_trust_pcp_with_dcb_removes_the_dscp_entries(tmp_path):
     n.params = {"interfaces": [{"driver": "mlx5_core"}]}
     pristine = n.snapshot()
     out = qos(n, trust="pcp")
-    assert [(c["key"], c["after"]) for c in out["changes"]] == [("dcb:ens1f0np0:dscp.26", None),
-                                                                ("dcb:ens1f0np0:dscp.46", None)]
+    assert [(c["key"], c["after"]) for c in out["changes"]][:2] \
+        == [("dcb:ens1f0np0:dscp.26", None), ("dcb:ens1f0np0:dscp.46", None)]
+    assert [c["key"] for c in out["changes"]][2:] == BOOT_CHANGES
+    # an absent DSCP entry is what a boot leaves: the boot script has nothing to do for this NIC
+    assert "ens1f0np0" not in n.read(_qosboot.SCRIPT)
     assert n.qos["ens1f0np0"].trust == "pcp"
     state(n, action="rollback")
     assert n.snapshot()["qos"] == pristine["qos"]

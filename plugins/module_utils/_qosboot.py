@@ -1,0 +1,216 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The boot-time applier of roce_qos (pure): a POSIX sh script and the oneshot unit that runs it.
+
+Nothing roce_qos sets survives a reboot: the rdma_cm configfs groups, the dcbnl APP table, PFC and
+trust, mlnx_qos state and the ECN sysfs are all gone, so the kernel would fall back to ToS 0 while
+NCCL still asks for 106.  The script is rendered from the *wanted* value of every runtime key the
+planner considered (``_qos.plan_nic`` / ``plan_rdma_cm`` record them in plan order) and re-applies
+each with the command its runtime ``write_value`` uses.  The files are ``file:`` keys, so the
+journal records them and rollback (``tuning_state``) removes them.
+"""
+from __future__ import annotations
+
+import posixpath
+import shlex
+from typing import Any, Dict, List, Optional, Tuple
+
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _qos, _rdma
+from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
+
+SCRIPT = "/usr/local/lib/hpcnet-rdma/roce-qos.sh"
+UNIT_FILE = "/etc/systemd/system/hpcnet-rdma-qos.service"
+UNIT_LINK = "/etc/systemd/system/multi-user.target.wants/hpcnet-rdma-qos.service"
+WAIT_SECONDS = 60
+NET_SYSFS = "/sys/class/net"
+
+_HEADER = """#!/bin/sh
+# Managed by hpcnet.rdma (roce_qos); rollback (hpcnet.rdma.tuning_state) removes it.
+# Run at boot by {unit}: re-applies the RoCE QoS that roce_qos set live
+# (PFC, DSCP trust and map, ECN/CNP, RDMA CM ToS and mode), which the kernel does not keep across
+# a reboot.  Every failing setting prints a line naming its key; the others are still applied and
+# the exit status is 1.
+rc=0
+waited=0
+
+fail() {{
+    echo "hpcnet-rdma-qos: $1 failed: $2" >&2
+    rc=1
+}}
+
+# wait_for PATH: NICs and RDMA devices may appear after udev settled; {wait} s in all
+wait_for() {{
+    while [ ! -e "$1" ] && [ "$waited" -lt {wait} ]; do
+        sleep 1
+        waited=$((waited + 1))
+    done
+    if [ ! -e "$1" ]; then
+        echo "hpcnet-rdma-qos: $1 did not appear within {wait} s" >&2
+        rc=1
+    fi
+}}
+
+# run KEY COMMAND [ARG...]: a non-zero exit status fails KEY
+run() {{
+    key=$1
+    shift
+    out=$("$@" 2>&1)
+    status=$?
+    if [ "$status" -ne 0 ]; then
+        fail "$key" "$* (rc=$status): $out"
+    fi
+}}
+
+# run_dcb KEY COMMAND [ARG...]: dcb also reports some errors on stderr with exit status 0
+run_dcb() {{
+    key=$1
+    shift
+    err=$("$@" 2>&1 >/dev/null)
+    status=$?
+    if [ "$status" -ne 0 ] || [ -n "$err" ]; then
+        fail "$key" "$* (rc=$status): $err"
+    fi
+}}
+
+# put KEY VALUE PATH: one sysfs/configfs value
+put() {{
+    if ! echo "$2" > "$3"; then
+        fail "$1" "echo $2 > $3"
+    fi
+}}
+"""
+
+_UNIT = """# Managed by hpcnet.rdma (roce_qos); rollback (hpcnet.rdma.tuning_state) removes it.
+[Unit]
+Description=hpcnet.rdma: re-apply RoCE QoS (PFC, DSCP trust and map, ECN, RDMA CM ToS and mode)
+Wants=systemd-udev-settle.service
+After=systemd-udev-settle.service sys-kernel-config.mount systemd-modules-load.service {rxe} network-pre.target
+Before=network.target
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/bin/sh {script}
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+Wanted = _qos.Wanted
+
+
+def _q(*args: Any) -> str:
+    return " ".join(shlex.quote(str(a)) for a in args)
+
+
+def _bin(bins: Dict[str, str], name: str) -> str:
+    return bins.get(name) or name
+
+
+def _key_commands(key: str, value: Any, bins: Dict[str, str]) -> List[str]:
+    """The script lines that bring one key to ``value`` from the state a boot leaves."""
+    domain, target = key.split(":", 1)
+    if domain == "dcb":
+        ifname, field = _qos._split(target)
+        dcb = _bin(bins, "dcb")
+        if field == "pfc":
+            on = set(_qos._as_list(value))
+            prios = ["%d:%s" % (p, "on" if p in on else "off") for p in _qos.PRIORITIES]
+            return ["run_dcb " + _q(key, dcb, "pfc", "set", "dev", ifname, "prio-pfc", *prios)]
+        if field == "trust":
+            return ["run_dcb " + _q(key, dcb, "apptrust", "set", "dev", ifname, "order", *str(value or "").split())]
+        if field.startswith("dscp."):
+            dscp = int(field[5:])
+            if value is None:
+                return []          # the APP table is empty after a boot
+            if isinstance(value, list):
+                pairs = ["%d:%d" % (dscp, p) for p in _qos._as_list(value)]
+                return ["run_dcb " + _q(key, dcb, "app", "add", "dev", ifname, "dscp-prio", *pairs)]
+            return ["run_dcb " + _q(key, dcb, "app", "replace", "dev", ifname, "dscp-prio", "%d:%d" % (dscp, int(value)))]
+    elif domain == "mlnx_qos":
+        ifname, field = _qos._split(target)
+        tool = _bin(bins, "mlnx_qos")
+        if field == "pfc":
+            on = set(_qos._as_list(value))
+            bits = ",".join("1" if p in on else "0" for p in _qos.PRIORITIES)
+            return ["run " + _q(key, tool, "-i", ifname, "--pfc", bits)]
+        if field == "trust":
+            if value not in ("dscp", "pcp"):
+                raise ValueError("%s: mlnx_qos can set trust dscp or pcp, not %r" % (key, value))
+            return ["run " + _q(key, tool, "-i", ifname, "--trust", value)]
+        if field.startswith("dscp."):
+            if value is None:
+                return []          # the firmware default mapping after a boot
+            return ["run " + _q(key, tool, "-i", ifname, "--dscp2prio", "set,%d,%d" % (int(field[5:]), int(value)))]
+    elif domain == "ecn":
+        ifname, field = _qos._split(target)
+        if value is None:
+            return []
+        return ["put " + _q(key, int(value), _qos.ecn_path(ifname, field))]
+    elif domain == "rdmacm":
+        device, port, field = _qos.RDMACM._parse(target)
+        if value is None:
+            return []              # the kernel's own default
+        return ["put " + _q(key, value, _qos.cm_path(device, port, field))]
+    raise ValueError("%s: no boot-time command for this key" % key)
+
+
+def _device(key: str) -> Tuple[str, str]:
+    """("net", IF) or ("rdma", DEV): the device a key belongs to."""
+    domain, target = key.split(":", 1)
+    if domain == "rdmacm":
+        return "rdma", _qos.RDMACM._parse(target)[0]
+    return "net", _qos._split(target)[0]
+
+
+def render_script(wanted: Wanted, bins: Optional[Dict[str, str]] = None) -> str:
+    """The boot script for ``wanted`` ((key, wanted value) in plan order); ``bins`` maps a tool
+    (dcb, mlnx_qos, modprobe) to its absolute path on the node (a bare name when unknown).
+
+    A key whose wanted value is what a boot leaves (an absent DSCP entry) adds nothing, not even a
+    wait for its device, so the script does not depend on what the node held before the tune."""
+    steps = [(key, cmds) for key, cmds in ((k, _key_commands(k, v, bins or {})) for k, v in wanted) if cmds]
+    devices: List[Tuple[str, str]] = []
+    for key, _cmds in steps:
+        if _device(key) not in devices:
+            devices.append(_device(key))
+    lines = [_HEADER.format(unit=posixpath.basename(UNIT_FILE), wait=WAIT_SECONDS)]
+    for kind, name in sorted(devices, key=lambda d: d[0] == "rdma"):
+        lines.append("wait_for " + _q("%s/%s" % (NET_SYSFS if kind == "net" else _qos.IB_SYSFS, name)))
+    if any(kind == "rdma" for kind, _name in devices):
+        lines.append("run rdma_cm " + _q(_bin(bins or {}, "modprobe"), "-q", "rdma_cm"))
+    groups: List[str] = []
+    for key, cmds in steps:
+        kind, name = _device(key)
+        if kind == "rdma" and _qos.cm_dir(name) not in groups:
+            group = _qos.cm_dir(name)
+            groups.append(group)
+            lines.append("[ -d %s ] || run %s mkdir %s" % (_q(group), _q("dir:" + group), _q(group)))
+        lines.extend(cmds)
+    lines.append('exit "$rc"')
+    return "\n".join(lines) + "\n"
+
+
+def render_unit() -> str:
+    return _UNIT.format(rxe=posixpath.basename(_rdma.RXE_UNIT), script=SCRIPT)
+
+
+def planned_paths(mode: str) -> List[str]:
+    """The files roce_qos may plan in ``mode``: read their state before planning."""
+    return [SCRIPT, UNIT_FILE, UNIT_LINK] if mode in ("persist", "both") else []
+
+
+def plan_files(wanted: Wanted, bins: Dict[str, str], files: Dict[str, Any], plan: Plan,
+               previous: Dict[str, Any]) -> None:
+    """Add the script, the unit and its wants link as ``file:`` keys; nothing when no key is wanted
+    (every setting unsupported on this node).  ``files``: path → current FileState."""
+    if not wanted:
+        return
+    for path, after in ((SCRIPT, _files.owned(render_script(wanted, bins), "0755")),
+                        (UNIT_FILE, _files.owned(render_unit())),
+                        (UNIT_LINK, {"link": UNIT_FILE})):
+        before = files.get(path)
+        previous["file:" + path] = before
+        plan.add("file:" + path, before, after)
