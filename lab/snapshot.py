@@ -5,8 +5,11 @@
 
 Runs ON the node (ansible.builtin.script): every readable /proc/sys value under the given roots,
 each non-loopback interface's MTU and ethtool channels/rings/coalesce output, and the content and
-mode of every file in the directories the collection writes.  Two snapshots are equal iff the
-node is in the same state for all of these; the collection's own journal directory is left out.
+mode of every file in the directories the collection writes, the RDMA side (RDMA devices and
+their netdevs, the RDMA CM's configfs defaults, /dev/infiniband owners and modes, the netns mode)
+and, with --modules (VM nodes: they have their own kernel), the loaded kernel modules.  Two
+snapshots are equal iff the node is in the same state for all of these; the collection's own
+journal directory is left out.
 """
 import hashlib
 import json
@@ -16,7 +19,9 @@ import sys
 
 SYSCTL_ROOTS = ("net", "vm", "kernel/numa_balancing")
 FILE_DIRS = ("/etc/sysctl.d", "/etc/systemd/network", "/etc/modules-load.d", "/etc/udev/rules.d",
-             "/etc/security/limits.d", "/etc/systemd/system")
+             "/etc/security/limits.d", "/etc/systemd/system", "/etc/modprobe.d", "/etc/hpcnet-rdma",
+             "/usr/local/lib/hpcnet-rdma", "/etc/ucx", "/etc/openmpi", "/etc/default/irqbalance",
+             "/etc/nccl.conf", "/etc/systemd/system.conf.d")
 # Counters and caches the kernel changes on its own, not settings.
 VOLATILE = ("net/netfilter/nf_conntrack_count", "net/ipv4/route/", "net/ipv6/route/gc_",
             "kernel/random/", "vm/stat_", "net/core/bpf_jit_harden")
@@ -65,7 +70,8 @@ def interfaces():
 def files():
     out = {}
     for d in FILE_DIRS:
-        for dirpath, _dirs, names in os.walk(d):
+        walk = [(os.path.dirname(d), [], [os.path.basename(d)])] if os.path.isfile(d) else os.walk(d)
+        for dirpath, _dirs, names in walk:
             for n in sorted(names):
                 p = os.path.join(dirpath, n)
                 st = os.lstat(p)
@@ -77,8 +83,53 @@ def files():
     return out
 
 
+def dirs():
+    """Directories the collection may create (rollback must remove what it created)."""
+    return sorted(d for d in ("/etc/hpcnet-rdma", "/usr/local/lib/hpcnet-rdma", "/etc/ucx", "/etc/openmpi")
+                  if os.path.isdir(d))
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def rdma():
+    """RDMA devices (-> netdev), RDMA CM configfs defaults, /dev/infiniband nodes, netns mode.
+
+    Only files are read: the rdma tool would open an RDMA netlink socket, which loads ib_core."""
+    out = {"devices": {}, "rdma_cm": {}, "dev": {}, "netns_mode": _read("/sys/module/ib_core/parameters/netns_mode")}
+    base = "/sys/class/infiniband"
+    for dev in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+        nets = []
+        for port in sorted(os.listdir(os.path.join(base, dev, "ports"))):
+            ndevs = os.path.join(base, dev, "ports", port, "gid_attrs", "ndevs", "0")
+            nets.append(_read(ndevs) or "")
+        out["devices"][dev] = nets
+    cm = "/sys/kernel/config/rdma_cm"
+    for dirpath, _dirs, names in os.walk(cm):
+        for n in sorted(names):
+            out["rdma_cm"][os.path.join(dirpath, n)] = _read(os.path.join(dirpath, n))
+    dev = "/dev/infiniband"
+    for n in sorted(os.listdir(dev)) if os.path.isdir(dev) else []:
+        st = os.stat(os.path.join(dev, n))
+        out["dev"][n] = "%04o %d:%d" % (st.st_mode & 0o7777, st.st_uid, st.st_gid)
+    return out
+
+
+def modules():
+    with open("/proc/modules") as f:
+        return sorted(line.split()[0] for line in f if line.strip())
+
+
 def main():
-    json.dump({"sysctl": sysctls(), "interfaces": interfaces(), "files": files()}, sys.stdout, sort_keys=True)
+    snap = {"sysctl": sysctls(), "interfaces": interfaces(), "files": files(), "dirs": dirs(), "rdma": rdma()}
+    if "--modules" in sys.argv[1:]:
+        snap["modules"] = modules()
+    json.dump(snap, sys.stdout, sort_keys=True)
 
 
 if __name__ == "__main__":

@@ -47,9 +47,11 @@ MAX_NODES = 8
 ROOTFS_RECIPE = {
     "suite": "bookworm",
     "variant": "minbase",
+    # the rdma_core role's whole Debian package map is in the image (the VMs have no package
+    # mirror): the role finds it installed and journals no package
     "include": ["systemd-sysv", "udev", "dbus", "openssh-server", "python3", "iproute2", "ethtool", "kmod",
-                "sudo", "rdma-core", "ibverbs-utils", "rdmacm-utils", "perftest", "iperf3", "iputils-ping",
-                "irqbalance", "procps", "libnss-myhostname"],
+                "sudo", "rdma-core", "ibverbs-utils", "rdmacm-utils", "infiniband-diags", "perftest", "iperf3",
+                "iputils-ping", "irqbalance", "procps", "libnss-myhostname"],
     "cleanup": ["var/cache/apt/archives/*.deb", "var/lib/apt/lists/*"],
     "format": 1,
 }

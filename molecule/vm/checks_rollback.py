@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from checks_tuned import MPI, PEER, devinfo, rings
+from checks_tuned import MPI, PEER, rings
 
 GONE = ["/etc/sysctl.d/90-hpcnet-rdma.conf", "/etc/systemd/network/10-hpcnet-rdma-data0.link",
         "/var/lib/hpcnet-rdma/journal.json"]
@@ -36,9 +36,3 @@ def test_data_link_is_back_to_standard_frames(host):
     peer = PEER[host.check_output("hostname")]
     assert host.run("ping -c 2 -W 3 -M do -s 1472 %s" % peer).rc == 0
     assert host.run("ping -c 1 -W 3 -M do -s 8972 %s" % peer).rc != 0
-
-
-def test_soft_roce_port_is_active_at_mtu_1500(host):
-    info = devinfo(host)
-    assert info["state"] == "PORT_ACTIVE (4)"
-    assert info["active_mtu"] == "1024 (3)"  # the largest IB MTU that fits into 1500

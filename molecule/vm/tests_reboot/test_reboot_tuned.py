@@ -17,6 +17,21 @@ from checks_tuned import (  # noqa: E402,F401
     test_management_nic_is_untouched,
     test_soft_roce_port_is_active,
 )
+from checks_irq_qos import (  # noqa: E402,F401
+    test_boot_applier_reapplied_the_masks,
+    test_irqbalance_skips_exactly_our_irqs,
+    test_app_config_agrees_with_the_qos,
+    test_qos_boot_unit_reapplied_tos_and_mode,
+)
+from checks_stack import (  # noqa: E402,F401
+    test_rdma_modules_are_loaded_and_persisted,
+    test_rxe_unit_recreated_rxe0_at_boot,
+    test_memlock_unlimited_for_group_rdma_only,
+    test_rdma_device_nodes_are_group_rdma_only,
+    test_rdma_netns_mode_is_exclusive,
+    test_sshd_runs_with_the_memlock_drop_in,
+    test_ib_write_bw_between_the_vms_as_a_member_of_rdma,
+)
 
 
 def test_the_vm_really_rebooted(host):

@@ -12,8 +12,12 @@ from checks_rollback import (  # noqa: E402,F401
     test_data0_is_back,
     test_data_link_is_back_to_standard_frames,
     test_every_mpi_sysctl_is_back,
-    test_soft_roce_port_is_active_at_mtu_1500,
 )
+from checks_irq_qos import (  # noqa: E402,F401
+    test_irq_tuning_is_gone,
+    test_roce_qos_is_gone,
+)
+from checks_stack import test_stack_is_gone  # noqa: E402,F401
 
 
 def test_udev_applied_the_image_link_file_to_data0(host):
