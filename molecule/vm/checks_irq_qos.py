@@ -3,6 +3,8 @@ on the VMs' real virtio-net data NIC and soft-RoCE rxe0; imported by the vm test
 import json
 import re
 
+from checks_tuned import assert_boot_unit_ran
+
 APPLIER_UNIT = "hpcnet-rdma-irq.service"
 QOS_UNIT = "hpcnet-rdma-qos.service"
 CONFIGFS = "/sys/kernel/config/rdma_cm/rxe0"
@@ -52,8 +54,7 @@ def test_boot_applier_is_installed(host):
 
 
 def test_boot_applier_reapplied_the_masks(host):
-    state = host.check_output("systemctl show -p ActiveState -p Result %s" % APPLIER_UNIT)
-    assert "ActiveState=active" in state and "Result=success" in state
+    assert_boot_unit_ran(host, APPLIER_UNIT)
     test_data0_queue_irqs_are_pinned_numa_local(host)
 
 
@@ -67,8 +68,7 @@ def test_qos_boot_unit_is_installed(host):
 
 
 def test_qos_boot_unit_reapplied_tos_and_mode(host):
-    state = host.check_output("systemctl show -p ActiveState -p Result %s" % QOS_UNIT)
-    assert "ActiveState=active" in state and "Result=success" in state
+    assert_boot_unit_ran(host, QOS_UNIT)
     test_roce_tos_and_mode_in_rdma_cm(host)
 
 

@@ -7,6 +7,8 @@ import time
 import pytest
 import testinfra
 
+from checks_tuned import assert_boot_unit_ran
+
 MODULES = ["ib_umad", "rdma_ucm", "rdma_rxe"]
 RXE_UNIT = "hpcnet-rdma-rxe.service"
 PEER = {"vm1": ("vm2", "10.77.0.2"), "vm2": ("vm1", "10.77.0.1")}
@@ -64,8 +66,7 @@ def test_rdma_netns_mode_is_exclusive(host):
 
 
 def test_rxe_unit_recreated_rxe0_at_boot(host):
-    state = host.check_output("systemctl show -p ActiveState -p Result %s" % RXE_UNIT)
-    assert "ActiveState=active" in state and "Result=success" in state
+    assert_boot_unit_ran(host, RXE_UNIT)
     test_rxe0_is_the_collections_soft_roce_device_on_data0(host)
 
 

@@ -44,6 +44,12 @@ def rings(host, ifname):
     return out
 
 
+def assert_boot_unit_ran(host, unit):
+    """`unit` (a oneshot the collection installed) ran at this boot and succeeded."""
+    state = host.check_output("systemctl show -p ActiveState -p Result %s" % unit)
+    assert "ActiveState=active" in state and "Result=success" in state, state
+
+
 def pristine(host):
     return json.loads(host.file("/root/hpcnet-snapshot-pristine.json").content_string)
 
