@@ -110,10 +110,18 @@ test:
 demo: venv collections image
 	test -f playbooks/tune-rdma.yml || { echo "demo: playbooks/tune-rdma.yml does not exist yet"; exit 1; }
 	$(LABCTL) up --nodes $(NODES)
-	@echo "== tune-rdma.yml on the lab (only changed/failed tasks and their diffs are shown) =="
-	$(TOOLS_ENV) ANSIBLE_DISPLAY_OK_HOSTS=false ANSIBLE_DISPLAY_SKIPPED_HOSTS=false \
+	@echo "== tune-rdma.yml on the lab (diffs of every change, then the 'What changed' summary) =="
+	$(TOOLS_ENV) ANSIBLE_DISPLAY_SKIPPED_HOSTS=false \
 	    "$(BIN)/ansible-playbook" -i inventories/lab playbooks/tune-rdma.yml --diff $(DEMO_ARGS)
-	@echo "lab is still up: 'make lab-down' removes it"
+	@echo "== verify: the same run again in check mode must find nothing to change =="
+	mkdir -p "$(BUILD)"
+	set -o pipefail; $(TOOLS_ENV) ANSIBLE_DISPLAY_OK_HOSTS=false ANSIBLE_DISPLAY_SKIPPED_HOSTS=false \
+	    "$(BIN)/ansible-playbook" -i inventories/lab playbooks/tune-rdma.yml --check $(DEMO_ARGS) \
+	    | tee "$(BUILD)/demo-verify.log"
+	@if grep -Eq ' (changed|failed|unreachable)=[1-9]' "$(BUILD)/demo-verify.log"; then \
+	    echo "demo: FAILED - the check-mode rerun would still change something (see above)"; exit 1; fi
+	@echo "demo: verified - every node is tuned as asked (check-mode rerun: changed=0 on every node)"
+	@echo "lab is still up: 'make lab-down' removes it; '.venv/bin/ansible-playbook playbooks/rollback-rdma.yml' undoes the tuning"
 
 lab-down:
 	$(LABCTL) down
