@@ -419,8 +419,7 @@ def planned_files(norm: Dict[str, Any], rdma_bin: str) -> List[Tuple[str, Any]]:
 # ---------------------------------------------------------------------- the plan (pure)
 def plan(norm: Dict[str, Any], node: Dict[str, Any], mode: str) -> Dict[str, Any]:
     """Everything rdma_stack changes.  ``node`` holds what was read: ``files`` (path → state),
-    ``missing_dirs`` (path → its parents that do not exist yet, outermost first), ``load_order``
-    (modules in load order), ``kmods`` (name → state), ``rxe`` (name → value),
+    ``load_order`` (modules in load order), ``kmods`` (name → state), ``rxe`` (name → value),
     ``netns`` (current mode or None), ``devnodes`` (path → perms), ``gid``, ``runtime_possible``."""
     p = Plan()
     previous: Dict[str, Any] = {}
@@ -431,12 +430,8 @@ def plan(norm: Dict[str, Any], node: Dict[str, Any], mode: str) -> Dict[str, Any
 
     if mode in ("persist", "both"):
         for path, wanted in node["wanted_files"]:
-            before = node["files"].get(path)
-            if before != wanted:   # directories this creates are journaled too: rollback removes them
-                for parent in node["missing_dirs"].get(path, []):
-                    if "dir:" + parent not in previous:
-                        add("dir:" + parent, False, True)
-            add("file:" + path, before, wanted)
+            # the directories a created file needs are journaled by the engine (with_parent_dirs)
+            add("file:" + path, node["files"].get(path), wanted)
     if mode in ("runtime", "both") and node["runtime_possible"]:
         for name in node["load_order"]:
             state = node["kmods"][name]

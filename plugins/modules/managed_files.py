@@ -138,12 +138,7 @@ def build_plan(host: Host, files: list):
     for f in files:
         before = host.file_state(f["path"])
         after = _files.owned(f["content"], f["mode"]) if f["state"] == "present" else None
-        if after is not None and before != after:
-            for parent in _files.missing_parents(host, f["path"]):
-                key = "dir:" + parent
-                if key not in previous:
-                    previous[key] = False
-                    p.add(key, False, True)
+        # the directories a created file needs are journaled by the engine (with_parent_dirs)
         previous["file:" + f["path"]] = before
         p.add("file:" + f["path"], before, after)
     return p, previous

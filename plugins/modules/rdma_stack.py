@@ -216,7 +216,7 @@ generation:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _rdma
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _rdma
 from ansible_collections.hpcnet.rdma.plugins.module_utils._engine import Engine
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 
@@ -356,10 +356,8 @@ def run(module, host: Host) -> dict:
         if norm["soft_roce"] and mode != "persist":
             host.bin("rdma")   # needed now: fails naming the package that provides it
         node["wanted_files"] = _rdma.planned_files(norm, rdma_bin)
-        node["missing_dirs"] = {}
         for path, _wanted in node["wanted_files"]:
             node["files"][path] = host.file_state(path)
-            node["missing_dirs"][path] = _files.missing_parents(host, path)
         out = _rdma.plan(norm, node, mode)
         return out["plan"], out["previous"]
 
