@@ -630,6 +630,44 @@ def cmd_list(args: argparse.Namespace) -> None:
               f"data0={n['data0'] or '-'} peer={n['peer'] or '-'}  boot {n['boot_seconds']}s")
 
 
+# What a guest kernel prints on the serial console when it is in trouble (a hung or dying VM
+# answers ssh with "Connection timed out during banner exchange"; its console says why).
+KERNEL_TROUBLE = re.compile(r"Kernel panic|BUG: |Oops|soft lockup|hard LOCKUP|rcu: INFO|self-detected stall|"
+                            r"blocked for more than|Out of memory|oom-kill|invoked oom-killer|WARNING: CPU|"
+                            r"Call Trace|segfault at|NETDEV WATCHDOG|transmit queue \d+ timed out")
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|\r")
+
+
+def console_report(node: dict, lines: int, trouble_only: bool) -> str:
+    """The console log of one VM: its kernel-trouble lines and (unless trouble_only) its last lines."""
+    alive = "running" if node.get("pid") and our_qemu(node["pid"], node["tag"]) else "NOT running"
+    path = Path(node["console"])
+    if not path.exists():
+        return f"== {node['name']}: QEMU pid {node['pid']} {alive}; no console log {path}"
+    text = [line for line in ANSI.sub("", path.read_text(errors="replace")).splitlines() if line.strip()]
+    trouble = [f"{i + 1}: {line}" for i, line in enumerate(text) if KERNEL_TROUBLE.search(line)]
+    if trouble_only and not trouble:
+        return ""
+    out = [f"== {node['name']}: QEMU pid {node['pid']} {alive}; console {path} ({len(text)} lines), "
+           f"{len(trouble)} kernel-trouble line(s)"]
+    out += [f"  {line}" for line in trouble[:40]]
+    out += [f"-- last {min(lines, len(text))} console lines of {node['name']}:"] + text[-lines:]
+    return "\n".join(out)
+
+
+def cmd_console(args: argparse.Namespace) -> None:
+    state = load_state(args.run)
+    if not state:
+        log(f"no VM run '{args.run}' recorded")
+        return
+    for node in state["nodes"]:
+        if args.name and node["name"] != args.name:
+            continue
+        report = console_report(node, args.lines, args.trouble)
+        if report:
+            print(report)
+
+
 def cmd_ssh(args: argparse.Namespace) -> None:
     state = load_state(args.run)
     if not state:
@@ -673,6 +711,13 @@ def register(sub: argparse._SubParsersAction, mirror_of: Callable[[str], str]) -
     q.add_argument("--json", action="store_true", help="the run's state as JSON")
     q.add_argument("--molecule", action="store_true", help="Molecule's instance config (JSON) for the run")
     q.set_defaults(func=cmd_list)
+
+    q = with_run(vsub.add_parser("console", help="a VM's serial console: kernel-trouble lines and its tail"))
+    q.add_argument("name", nargs="?", help="one VM (default: every VM of the run)")
+    q.add_argument("--lines", type=int, default=40, help="how many last lines to print (default 40)")
+    q.add_argument("--trouble", action="store_true",
+                   help="print only VMs whose console shows kernel trouble (panic, lockup, stall, OOM, oops)")
+    q.set_defaults(func=cmd_console)
 
     q = with_run(vsub.add_parser("ssh", help="ssh into a VM as root"))
     q.add_argument("name")
