@@ -458,9 +458,21 @@ def qemu_argv(node: dict, image: Path, accel: list[str], peer_listens: bool | No
     return argv
 
 
-def ssh_base(port: int) -> list[str]:
+def ssh_base(port: int, connect_timeout: int = 5) -> list[str]:
     return ["ssh", "-i", str(KEY_FILE), "-p", str(port), "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no",
-            "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", "-o", "ConnectTimeout=5", "root@127.0.0.1"]
+            "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", "-o", f"ConnectTimeout={connect_timeout}",
+            "root@127.0.0.1"]
+
+
+def ssh_answers(node: dict, timeout: int) -> float | None:
+    """Seconds a fresh ssh login to `node` took to run `true`, or None if it did not within timeout."""
+    t0 = time.monotonic()
+    try:
+        res = subprocess.run(ssh_base(node["ssh_port"], timeout) + ["true"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, timeout=2 * timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return None
+    return round(time.monotonic() - t0, 1) if res.returncode == 0 else None
 
 
 def wait_ssh(nodes: list[dict], timeout: float, t0: float) -> None:
@@ -666,6 +678,10 @@ def cmd_console(args: argparse.Namespace) -> None:
         report = console_report(node, args.lines, args.trouble)
         if report:
             print(report)
+        if args.probe:
+            took = ssh_answers(node, args.probe)
+            print(f"== {node['name']}: ssh " + (f"answers ({took}s)" if took is not None
+                                                 else f"does NOT answer within {args.probe}s"))
 
 
 def cmd_ssh(args: argparse.Namespace) -> None:
@@ -717,6 +733,8 @@ def register(sub: argparse._SubParsersAction, mirror_of: Callable[[str], str]) -
     q.add_argument("--lines", type=int, default=40, help="how many last lines to print (default 40)")
     q.add_argument("--trouble", action="store_true",
                    help="print only VMs whose console shows kernel trouble (panic, lockup, stall, OOM, oops)")
+    q.add_argument("--probe", type=int, metavar="SECONDS", default=0,
+                   help="also try a fresh ssh login to each VM, waiting up to SECONDS for it")
     q.set_defaults(func=cmd_console)
 
     q = with_run(vsub.add_parser("ssh", help="ssh into a VM as root"))

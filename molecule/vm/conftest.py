@@ -1,37 +1,67 @@
-"""Testinfra hook of every `verify` step of the vm scenario: when a check fails because ssh to a
-VM failed (exit 255: the guest hung, died or stopped answering), attach that VM's serial console
-(kernel-trouble lines and its last lines, from `labctl.py vm console`) to the failure report.
-The CI log then says why the VM stopped answering, not only that it did."""
+"""Testinfra hooks of every `verify` step of the vm scenario, for a VM that stops answering ssh.
+
+A check that fails because ssh to a VM failed (exit 255: the guest hung, died or stopped
+answering) gets that VM's serial console attached to its report (kernel-trouble lines and the
+last lines, lab/vm.py console_report()) and the result of a fresh ssh login that waits up to
+PROBE_SECONDS.  If the VM answers again, the failure stands but later checks run as usual; if
+not, the later checks of that VM fail at once, naming the check where it stopped answering,
+instead of each waiting for its own ssh timeout.
+"""
 import os
-import subprocess
 import sys
 
 import pytest
 
-LAB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lab", "labctl.py")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lab"))
+import vm as labvm  # noqa: E402  pylint: disable=wrong-import-position
+
 RUN = "molecule-vm"
+PROBE_SECONDS = 60
 _reported = set()
+_dead = {}
 
 
-def console_of(vm):
-    res = subprocess.run([sys.executable, LAB, "vm", "console", "--run", RUN, "--lines", "60", vm],
-                         capture_output=True, text=True, timeout=60, check=False)
-    return res.stdout + res.stderr
+def vm_of(item):
+    host = getattr(item, "funcargs", {}).get("host")
+    return getattr(getattr(host, "backend", None), "host", None)
+
+
+def ssh_failed(call):
+    return call.excinfo is not None and call.excinfo.errisinstance(RuntimeError) \
+        and "exit_status=255" in str(call.excinfo.value)
+
+
+def lab_node(name):
+    state = labvm.load_state(RUN) or {}
+    return next((n for n in state.get("nodes", []) if n["name"] == name), None)
+
+
+@pytest.hookimpl(trylast=True)  # after the fixtures are set up: item.funcargs has `host`
+def pytest_runtest_setup(item):
+    name = vm_of(item)
+    if name in _dead:
+        pytest.fail("%s stopped answering ssh in %s (its console is in that report); not tried again"
+                    % (name, _dead[name]), pytrace=False)
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
-    if not report.failed or call.excinfo is None:
+    name = vm_of(item)
+    if not report.failed or name is None or not ssh_failed(call) or name in _reported:
         return
-    if not (call.excinfo.errisinstance(RuntimeError) and "exit_status=255" in str(call.excinfo.value)):
+    _reported.add(name)
+    node = lab_node(name)
+    if node is None:
+        report.sections.append(("ssh to %s failed" % name, "no VM %s in lab run %s" % (name, RUN)))
         return
-    host = getattr(item, "funcargs", {}).get("host")
-    vm = getattr(getattr(host, "backend", None), "host", None)
-    if vm is None:
-        return
-    # once per VM per pytest session: every later check of a dead VM fails the same way
-    if vm not in _reported:
-        _reported.add(vm)
-        report.sections.append(("ssh to %s failed: its serial console" % vm, console_of(vm)))
+    took = labvm.ssh_answers(node, PROBE_SECONDS)
+    if took is None:
+        _dead[name] = item.nodeid
+        probe = "a fresh ssh login does NOT answer within %ds either" % PROBE_SECONDS
+    else:
+        _reported.discard(name)  # a later failure of this VM gets its own report
+        probe = "a fresh ssh login answered again, in %.1fs" % took
+    report.sections.append(("ssh to %s failed: %s; its serial console" % (name, probe),
+                            labvm.console_report(node, 60, trouble_only=False)))
