@@ -680,8 +680,8 @@ def cmd_console(args: argparse.Namespace) -> None:
             print(report)
         if args.probe:
             took = ssh_answers(node, args.probe)
-            print(f"== {node['name']}: ssh " + (f"answers ({took}s)" if took is not None
-                                                 else f"does NOT answer within {args.probe}s"))
+            answer = f"answers ({took}s)" if took is not None else f"does NOT answer within {args.probe}s"
+            print(f"== {node['name']}: ssh {answer}")
 
 
 def cmd_ssh(args: argparse.Namespace) -> None:

@@ -8,7 +8,7 @@ A tier is ok only when its runner exited 0 AND it counted more than zero things.
   results.py record sanity   --rc RC --log build/results/sanity.log
   results.py record lint     --rc RC --log build/results/lint.log
   results.py record molecule --rc RC --log build/results/molecule-default.log [--log ...]
-  results.py record molecule-vm --rc RC --log build/results/molecule-vm.log
+  results.py record molecule-vm --rc RC --log build/results/molecule-vm.log [--note TEXT]
   results.py summary [TIER ...]  print the table; exit 1 if a tier is missing, failed or counted zero
 """
 
@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent.parent / "build" / "results"
+# build/results, or where the caller says (scripts/molecule_vm.sh passes its results dir on)
+RESULTS = Path(os.environ.get("HPCNET_RESULTS_DIR") or Path(__file__).resolve().parent.parent / "build" / "results")
 TIERS = ["unit", "sanity", "lint", "molecule", "molecule-vm"]
 
 
@@ -88,6 +90,8 @@ def record(args: argparse.Namespace) -> int:
         unit = {"sanity": "sanity tests run", "lint": "files linted", "molecule": "molecule scenarios",
                 "molecule-vm": "molecule scenarios"}[args.tier]
     ok = ok and args.rc == 0 and count > 0
+    if args.note:
+        detail += f"; {args.note}"
     if args.rc != 0:
         detail += f"; runner exit code {args.rc}" + (" (no tests collected)" if args.tier == "unit" and args.rc == 5 else "")
     result = {"tier": args.tier, "count": count, "unit": unit, "ok": ok, "detail": detail}
@@ -124,6 +128,7 @@ def main() -> int:
     rec.add_argument("--rc", type=int, required=True)
     rec.add_argument("--junit")
     rec.add_argument("--log", action="append", default=[])
+    rec.add_argument("--note", help="said in the tier's detail (e.g. that it needed a second attempt, and why)")
     rec.set_defaults(func=record)
     summ = sub.add_parser("summary")
     summ.add_argument("tiers", nargs="*")

@@ -5,7 +5,8 @@ answering) gets that VM's serial console attached to its report (kernel-trouble 
 last lines, lab/vm.py console_report()) and the result of a fresh ssh login that waits up to
 PROBE_SECONDS.  If the VM answers again, the failure stands but later checks run as usual; if
 not, the later checks of that VM fail at once, naming the check where it stopped answering,
-instead of each waiting for its own ssh timeout.
+instead of each waiting for its own ssh timeout, and the VM is named in lab/run/molecule-vm/lost-ssh
+(scripts/molecule_vm.sh runs the scenario once more then, and says so in the tier's result).
 """
 import os
 import sys
@@ -17,6 +18,8 @@ import vm as labvm  # noqa: E402  pylint: disable=wrong-import-position
 
 RUN = "molecule-vm"
 PROBE_SECONDS = 60
+# One line "VM TEST" per VM that stopped answering for good; scripts/molecule_vm.sh reads it.
+LOST_FILE = "lost-ssh"
 _reported = set()
 _dead = {}
 
@@ -59,6 +62,8 @@ def pytest_runtest_makereport(item, call):
     took = labvm.ssh_answers(node, PROBE_SECONDS)
     if took is None:
         _dead[name] = item.nodeid
+        with open(labvm.run_dir(RUN) / LOST_FILE, "a", encoding="utf-8") as lost:
+            lost.write("%s %s\n" % (name, item.nodeid))
         probe = "a fresh ssh login does NOT answer within %ds either" % PROBE_SECONDS
     else:
         _reported.discard(name)  # a later failure of this VM gets its own report
