@@ -19,6 +19,7 @@ lab/run/<run>/state.json.  The default run ("vm") writes inventories/lab-vm/host
 from __future__ import annotations
 
 import argparse
+import bisect
 import hashlib
 import json
 import os
@@ -441,10 +442,12 @@ def listening(port: int) -> bool:
 
 def qemu_argv(node: dict, image: Path, accel: list[str], peer_listens: bool | None) -> list[str]:
     k = node["index"]
-    append = f"root=/dev/vda rw console=ttyS0 net.ifnames=0 systemd.hostname={node['name']}"
+    # nokaslr: a hung guest's vCPU addresses (`vm console --cpus`) are looked up in the saved kallsyms as they are
+    append = f"root=/dev/vda rw console=ttyS0 net.ifnames=0 nokaslr systemd.hostname={node['name']}"
     argv = [QEMU, "-name", f"{node['tag']},process={node['tag']}", "-machine", "q35", *accel,
             "-smp", str(VM_CPUS), "-m", str(VM_MEMORY_MB), "-nodefaults", "-no-user-config",
             "-display", "none", "-monitor", "none", "-serial", f"file:{node['console']}",
+            "-qmp", f"unix:{node['qmp']},server=on,wait=off",
             "-kernel", str(image / "vmlinuz"), "-initrd", str(image / "initrd.img"), "-append", append,
             "-drive", f"file={node['overlay']},if=virtio,format=qcow2,discard=unmap",
             "-object", "rng-random,id=rng0,filename=/dev/urandom", "-device", "virtio-rng-pci,rng=rng0",
@@ -578,7 +581,7 @@ def cmd_up(args: argparse.Namespace, mirror_of: Callable[[str], str]) -> None:
             "peer_address": data_address(peer).split("/", maxsplit=1)[0] if peer else None,
             "mgmt_mac": mgmt_mac(k), "data_mac": data_mac(k) if peer else None,
             "overlay": str(rdir / f"{name}.qcow2"), "console": str(rdir / f"{name}.console.log"),
-            "qemu_log": str(rdir / f"{name}.qemu.log"), "boot_seconds": None,
+            "qemu_log": str(rdir / f"{name}.qemu.log"), "qmp": str(rdir / f"{name}.qmp"), "boot_seconds": None,
         })
     for node in state["nodes"]:
         if node["peer"] and node["index"] % 2:
@@ -609,6 +612,7 @@ def cmd_up(args: argparse.Namespace, mirror_of: Callable[[str], str]) -> None:
                 + (f", data0 {node['data0']} ({'connects to' if peer_listens else 'listens on'} "
                    f"127.0.0.1:{node['data_port']})" if node["peer"] else ", no data link (odd node count)"))
         wait_ssh(state["nodes"], args.timeout, t0)
+        save_kallsyms(image, state["nodes"][0])
     except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
         save_state(state)
         log(f"boot failed; stopping the VMs of run '{args.run}'")
@@ -667,17 +671,110 @@ def console_report(node: dict, lines: int, trouble_only: bool) -> str:
     return "\n".join(out)
 
 
+def qmp(node: dict, commands: list[dict], timeout: float = 10) -> list[dict]:
+    """Run QMP commands on a VM's QEMU (its -qmp socket); their "return" values, in order."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        sock.connect(node["qmp"])
+        stream = sock.makefile("rw", encoding="utf-8")
+
+        def reply() -> dict:
+            while True:
+                msg = json.loads(stream.readline() or "{}")
+                if "event" not in msg:
+                    return msg
+
+        reply()  # the greeting
+        out = []
+        for command in [{"execute": "qmp_capabilities"}] + commands:
+            stream.write(json.dumps(command) + "\n")
+            stream.flush()
+            msg = reply()
+            if "return" not in msg:
+                raise RuntimeError(f"QMP {command['execute']}: {msg.get('error', msg)}")
+            out.append(msg["return"])
+        return out[1:]
+
+
+MODULES_START = 0xffffffffc0000000  # x86_64: loadable modules live above the kernel image
+
+
+KALLSYMS = "kallsyms"  # in the image dir: the kernel's own text symbols, read from the first VM that booted it
+
+
+def save_kallsyms(image: Path, node: dict) -> None:
+    """Keep the booted kernel's text symbols next to the image, once (Debian's /boot/System.map is a
+    placeholder).  With nokaslr they hold for every boot of that kernel; module code is not in it."""
+    target = image / KALLSYMS
+    if target.exists():
+        return
+    res = subprocess.run(ssh_base(node["ssh_port"]) + ["grep -E '^[0-9a-f]+ [tTwW] [^ ]+$' /proc/kallsyms"],
+                         capture_output=True, text=True, timeout=120, check=False)
+    if res.returncode == 0 and res.stdout.strip() and not res.stdout.startswith("0000000000000000"):
+        tmp = target.with_suffix(".tmp")
+        tmp.write_text(res.stdout)
+        tmp.replace(target)
+
+
+def kernel_symbols(path: Path) -> list[tuple[int, str]]:
+    """Text symbols of a kallsyms/System.map file, sorted by address ([] if there is none)."""
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return []
+    syms = []
+    for line in lines:
+        fields = line.split()
+        if len(fields) == 3 and fields[1] in "tTwW":
+            syms.append((int(fields[0], 16), fields[2]))
+    return sorted(syms)
+
+
+def symbolise(addr: int, syms: list[tuple[int, str]]) -> str:
+    if addr >= MODULES_START:
+        return f"module code {addr:#x}"
+    i = bisect.bisect_right(syms, (addr, "\U0010ffff")) - 1
+    return f"{syms[i][1]}+{addr - syms[i][0]:#x}" if i >= 0 and addr - syms[i][0] < 0x100000 else f"{addr:#x}"
+
+
+def run_symbols(state: dict) -> list[tuple[int, str]]:
+    """The text symbols of the kernel a VM run boots (saved by `vm up`), or []."""
+    return kernel_symbols(Path(state["image"]) / KALLSYMS) if state.get("image") else []
+
+
+def cpu_report(node: dict, syms: list[tuple[int, str]], samples: int = 3) -> str:
+    """QEMU's run state and where each vCPU is, sampled a few times: stuck at one kernel address
+    (a lockup), idle in the kernel's halt loop (alive, waiting), or in user space."""
+    try:
+        status = qmp(node, [{"execute": "query-status"}])[0]
+        seen = []
+        for _sample in range(samples):
+            regs = qmp(node, [{"execute": "human-monitor-command", "arguments": {"command-line": "info registers -a"}}])[0]
+            seen.append([int(rip, 16) for rip in re.findall(r"RIP=([0-9a-f]{16})", regs)])
+            time.sleep(0.5)
+    except (OSError, ValueError, RuntimeError, KeyError) as exc:
+        return f"== {node['name']}: no QMP answer ({exc})"
+    out = [f"== {node['name']}: QEMU status {status.get('status')} (running={status.get('running')})"]
+    for cpu in range(max((len(s) for s in seen), default=0)):
+        where = [symbolise(s[cpu], syms) if s[cpu] >= 1 << 63 else f"user {s[cpu]:#x}" for s in seen if cpu < len(s)]
+        out.append(f"  vCPU {cpu}: " + ", ".join(where))
+    return "\n".join(out)
+
+
 def cmd_console(args: argparse.Namespace) -> None:
     state = load_state(args.run)
     if not state:
         log(f"no VM run '{args.run}' recorded")
         return
+    syms = run_symbols(state) if args.cpus else []
     for node in state["nodes"]:
         if args.name and node["name"] != args.name:
             continue
         report = console_report(node, args.lines, args.trouble)
         if report:
             print(report)
+        if args.cpus:
+            print(cpu_report(node, syms))
         if args.probe:
             took = ssh_answers(node, args.probe)
             answer = f"answers ({took}s)" if took is not None else f"does NOT answer within {args.probe}s"
@@ -733,6 +830,8 @@ def register(sub: argparse._SubParsersAction, mirror_of: Callable[[str], str]) -
     q.add_argument("--lines", type=int, default=40, help="how many last lines to print (default 40)")
     q.add_argument("--trouble", action="store_true",
                    help="print only VMs whose console shows kernel trouble (panic, lockup, stall, OOM, oops)")
+    q.add_argument("--cpus", action="store_true",
+                   help="also ask QEMU (QMP) for its run state and where each vCPU is (kernel symbol)")
     q.add_argument("--probe", type=int, metavar="SECONDS", default=0,
                    help="also try a fresh ssh login to each VM, waiting up to SECONDS for it")
     q.set_defaults(func=cmd_console)

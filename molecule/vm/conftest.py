@@ -2,7 +2,8 @@
 
 A check that fails because ssh to a VM failed (exit 255: the guest hung, died or stopped
 answering) gets that VM's serial console attached to its report (kernel-trouble lines and the
-last lines, lab/vm.py console_report()) and the result of a fresh ssh login that waits up to
+last lines, lab/vm.py console_report()), QEMU's run state and where each vCPU is (cpu_report(): a
+kernel address it is stuck at means a lockup, the halt loop an idle guest) and the result of a fresh ssh login that waits up to
 PROBE_SECONDS.  If the VM answers again, the failure stands but later checks run as usual; if
 not, the later checks of that VM fail at once, naming the check where it stopped answering,
 instead of each waiting for its own ssh timeout, and the VM is named in lab/run/molecule-vm/lost-ssh
@@ -34,11 +35,6 @@ def ssh_failed(call):
         and "exit_status=255" in str(call.excinfo.value)
 
 
-def lab_node(name):
-    state = labvm.load_state(RUN) or {}
-    return next((n for n in state.get("nodes", []) if n["name"] == name), None)
-
-
 @pytest.hookimpl(trylast=True)  # after the fixtures are set up: item.funcargs has `host`
 def pytest_runtest_setup(item):
     name = vm_of(item)
@@ -55,7 +51,8 @@ def pytest_runtest_makereport(item, call):
     if not report.failed or name is None or not ssh_failed(call) or name in _reported:
         return
     _reported.add(name)
-    node = lab_node(name)
+    state = labvm.load_state(RUN) or {}
+    node = next((n for n in state.get("nodes", []) if n["name"] == name), None)
     if node is None:
         report.sections.append(("ssh to %s failed" % name, "no VM %s in lab run %s" % (name, RUN)))
         return
@@ -68,5 +65,6 @@ def pytest_runtest_makereport(item, call):
     else:
         _reported.discard(name)  # a later failure of this VM gets its own report
         probe = "a fresh ssh login answered again, in %.1fs" % took
-    report.sections.append(("ssh to %s failed: %s; its serial console" % (name, probe),
-                            labvm.console_report(node, 60, trouble_only=False)))
+    report.sections.append(("ssh to %s failed: %s; QEMU's state, its vCPUs and its serial console" % (name, probe),
+                            labvm.cpu_report(node, labvm.run_symbols(state)) + "\n"
+                            + labvm.console_report(node, 60, trouble_only=False)))

@@ -1,5 +1,9 @@
-"""lab/vm.py console_report(): what `labctl.py vm console` prints of a VM's serial console."""
+"""lab/vm.py: what `labctl.py vm console` prints of a VM: its serial console (console_report) and,
+over QMP, QEMU's run state and where each vCPU is (cpu_report, symbolise)."""
+import json
+import socket
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -45,3 +49,78 @@ def test_console_report_without_a_log(tmp_path):
     node = {"name": "vm1", "pid": None, "tag": "x", "console": str(tmp_path / "none.log")}
     assert vm.console_report(node, 40, trouble_only=False) == \
         "== vm1: QEMU pid None NOT running; no console log %s" % (tmp_path / "none.log")
+
+
+KALLSYMS_TEXT = """ffffffff81000000 T _text
+ffffffff81000000 T startup_64
+ffffffff81c4a2b0 T default_idle
+ffffffff81c4a2d0 T native_safe_halt
+ffffffff81234560 t rxe_do_task
+ffffffff82a00000 D some_data
+"""
+
+
+@pytest.mark.parametrize("addr, where", [
+    (0xffffffff81c4a2d5, "native_safe_halt+0x5"),
+    (0xffffffff81234567, "rxe_do_task+0x7"),
+    (0xffffffff81000000, "startup_64+0x0"),
+    (0xffffffffc0a1b2c3, "module code 0xffffffffc0a1b2c3"),
+    (0xffffffff80000000, "0xffffffff80000000"),   # below every symbol
+])
+def test_symbolise_against_saved_kallsyms(tmp_path, addr, where):
+    (tmp_path / "kallsyms").write_text(KALLSYMS_TEXT)
+    syms = vm.kernel_symbols(tmp_path / "kallsyms")
+    assert ("some_data" not in {name for _addr, name in syms}) and len(syms) == 5
+    assert vm.symbolise(addr, syms) == where
+
+
+def test_cpu_report_asks_qemu_over_qmp(tmp_path):
+    """A stand-in QMP server on a unix socket: greeting, capabilities, query-status, registers."""
+    sock_path = str(tmp_path / "vm2.qmp")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(sock_path)
+    server.listen(8)
+    asked = []
+    regs = ("CPU#0\nRAX=0 RIP=ffffffff81c4a2d5 RFL=00000246\nCPU#1\nRAX=0 RIP=ffffffff81234567 RFL=00000246\n")
+
+    def serve():
+        while True:
+            try:
+                conn, _peer = server.accept()
+            except OSError:
+                return
+            with conn, conn.makefile("rw", encoding="utf-8") as f:
+                f.write(json.dumps({"QMP": {"version": {}, "capabilities": []}}) + "\n")
+                f.flush()
+                for line in f:
+                    cmd = json.loads(line)
+                    asked.append(cmd["execute"])
+                    ret = {"query-status": {"status": "running", "running": True},
+                           "human-monitor-command": regs}.get(cmd["execute"], {})
+                    f.write(json.dumps({"event": "NOISE"}) + "\n" + json.dumps({"return": ret}) + "\n")
+                    f.flush()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        node = {"name": "vm2", "qmp": sock_path}
+        syms = [(0xffffffff81234560, "rxe_do_task"), (0xffffffff81c4a2d0, "native_safe_halt")]
+        report = vm.cpu_report(node, syms, samples=2)
+    finally:
+        server.close()
+    assert report.splitlines() == [
+        "== vm2: QEMU status running (running=True)",
+        "  vCPU 0: native_safe_halt+0x5, native_safe_halt+0x5",
+        "  vCPU 1: rxe_do_task+0x7, rxe_do_task+0x7",
+    ]
+    assert asked.count("qmp_capabilities") == 3 and "query-status" in asked
+
+
+def test_no_symbols_without_a_saved_kallsyms(tmp_path):
+    assert vm.kernel_symbols(tmp_path / "kallsyms") == []
+    assert vm.run_symbols({"image": str(tmp_path)}) == [] and vm.run_symbols({}) == []
+
+
+def test_cpu_report_without_qmp(tmp_path):
+    report = vm.cpu_report({"name": "vm1", "qmp": str(tmp_path / "absent.qmp")}, [], samples=1)
+    assert report.startswith("== vm1: no QMP answer (")
