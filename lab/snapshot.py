@@ -84,9 +84,14 @@ def files():
 
 
 def dirs():
-    """Directories the collection may create (rollback must remove what it created)."""
-    return sorted(d for d in ("/etc/hpcnet-rdma", "/usr/local/lib/hpcnet-rdma", "/etc/ucx", "/etc/openmpi")
-                  if os.path.isdir(d))
+    """Every directory in the trees of FILE_DIRS, with its mode: rollback must remove each one the
+    collection created (its own dirs, a unit's drop-in dir, /etc/systemd/system.conf.d, ...) and
+    leave the others as they were."""
+    out = {}
+    for d in FILE_DIRS:
+        for dirpath, _dirs, _names in os.walk(d):
+            out[dirpath] = "%o" % os.lstat(dirpath).st_mode
+    return dict(sorted(out.items()))
 
 
 def _read(path):
