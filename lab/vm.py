@@ -764,7 +764,8 @@ def cpu_report(node: dict, syms: list[tuple[int, str]], samples: int = 3) -> str
 def cmd_console(args: argparse.Namespace) -> None:
     state = load_state(args.run)
     if not state:
-        log(f"no VM run '{args.run}' recorded")
+        if not args.trouble:  # --trouble prints only trouble (molecule's destroy runs it before any VM exists)
+            log(f"no VM run '{args.run}' recorded")
         return
     syms = run_symbols(state) if args.cpus else []
     for node in state["nodes"]:
