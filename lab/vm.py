@@ -742,6 +742,30 @@ def run_symbols(state: dict) -> list[tuple[int, str]]:
     return kernel_symbols(Path(state["image"]) / KALLSYMS) if state.get("image") else []
 
 
+# Below this much free space a VM's qcow2 overlay can hit ENOSPC; QEMU then pauses the guest
+# (status io-error) while its ssh port still accepts connections: ssh "times out during banner exchange".
+LOW_DISK = 1 << 30
+
+
+def disk_free(node: dict) -> int:
+    return shutil.disk_usage(Path(node["overlay"]).parent).free
+
+
+def qemu_trouble(node: dict) -> str:
+    """"" while QEMU runs the guest and its overlay has room; else what is wrong, in one line."""
+    problems = []
+    free = disk_free(node)
+    if free < LOW_DISK:
+        problems.append(f"only {free >> 20} MiB free for its overlay")
+    try:
+        status = qmp(node, [{"execute": "query-status"}])[0]
+        if status.get("status") != "running":
+            problems.append(f"QEMU status {status.get('status')} (the guest is not running)")
+    except (OSError, ValueError, RuntimeError, KeyError) as exc:
+        problems.append(f"no QMP answer ({exc})")
+    return f"== {node['name']}: " + "; ".join(problems) if problems else ""
+
+
 def cpu_report(node: dict, syms: list[tuple[int, str]], samples: int = 3) -> str:
     """QEMU's run state and where each vCPU is, sampled a few times: stuck at one kernel address
     (a lockup), idle in the kernel's halt loop (alive, waiting), or in user space."""
@@ -754,7 +778,8 @@ def cpu_report(node: dict, syms: list[tuple[int, str]], samples: int = 3) -> str
             time.sleep(0.5)
     except (OSError, ValueError, RuntimeError, KeyError) as exc:
         return f"== {node['name']}: no QMP answer ({exc})"
-    out = [f"== {node['name']}: QEMU status {status.get('status')} (running={status.get('running')})"]
+    out = [f"== {node['name']}: QEMU status {status.get('status')} (running={status.get('running')}), "
+           f"{disk_free(node) >> 20} MiB free for its overlay"]
     for cpu in range(max((len(s) for s in seen), default=0)):
         where = [symbolise(s[cpu], syms) if s[cpu] >= 1 << 63 else f"user {s[cpu]:#x}" for s in seen if cpu < len(s)]
         out.append(f"  vCPU {cpu}: " + ", ".join(where))
@@ -774,6 +799,9 @@ def cmd_console(args: argparse.Namespace) -> None:
         report = console_report(node, args.lines, args.trouble)
         if report:
             print(report)
+        trouble = qemu_trouble(node) if args.trouble else ""
+        if trouble:
+            print(trouble)
         if args.cpus:
             print(cpu_report(node, syms))
         if args.probe:
@@ -830,7 +858,8 @@ def register(sub: argparse._SubParsersAction, mirror_of: Callable[[str], str]) -
     q.add_argument("name", nargs="?", help="one VM (default: every VM of the run)")
     q.add_argument("--lines", type=int, default=40, help="how many last lines to print (default 40)")
     q.add_argument("--trouble", action="store_true",
-                   help="print only VMs whose console shows kernel trouble (panic, lockup, stall, OOM, oops)")
+                   help="print only trouble: console lines (panic, lockup, stall, OOM, oops), a QEMU that is not "
+                        "running its guest, a nearly full disk under the overlays")
     q.add_argument("--cpus", action="store_true",
                    help="also ask QEMU (QMP) for its run state and where each vCPU is (kernel symbol)")
     q.add_argument("--probe", type=int, metavar="SECONDS", default=0,

@@ -4,6 +4,7 @@ import json
 import socket
 import sys
 import threading
+import types
 from pathlib import Path
 
 import pytest
@@ -74,19 +75,23 @@ def test_symbolise_against_saved_kallsyms(tmp_path, addr, where):
     assert vm.symbolise(addr, syms) == where
 
 
-def test_cpu_report_asks_qemu_over_qmp(tmp_path):
-    """A stand-in QMP server on a unix socket: greeting, capabilities, query-status, registers."""
-    sock_path = str(tmp_path / "vm2.qmp")
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(sock_path)
-    server.listen(8)
-    asked = []
-    regs = ("CPU#0\nRAX=0 RIP=ffffffff81c4a2d5 RFL=00000246\nCPU#1\nRAX=0 RIP=ffffffff81234567 RFL=00000246\n")
+class FakeQmp:
+    """A stand-in QMP server on a unix socket: greeting, then one reply per command (events between)."""
 
-    def serve():
+    def __init__(self, path, status="running"):
+        self.asked = []
+        self.replies = {"query-status": {"status": status, "running": status == "running"},
+                        "human-monitor-command": ("CPU#0\nRAX=0 RIP=ffffffff81c4a2d5 RFL=00000246\n"
+                                                  "CPU#1\nRAX=0 RIP=ffffffff81234567 RFL=00000246\n")}
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind(path)
+        self.server.listen(8)
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
         while True:
             try:
-                conn, _peer = server.accept()
+                conn, _peer = self.server.accept()
             except OSError:
                 return
             with conn, conn.makefile("rw", encoding="utf-8") as f:
@@ -94,26 +99,47 @@ def test_cpu_report_asks_qemu_over_qmp(tmp_path):
                 f.flush()
                 for line in f:
                     cmd = json.loads(line)
-                    asked.append(cmd["execute"])
-                    ret = {"query-status": {"status": "running", "running": True},
-                           "human-monitor-command": regs}.get(cmd["execute"], {})
+                    self.asked.append(cmd["execute"])
+                    ret = self.replies.get(cmd["execute"], {})
                     f.write(json.dumps({"event": "NOISE"}) + "\n" + json.dumps({"return": ret}) + "\n")
                     f.flush()
 
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
+    def close(self):
+        self.server.close()
+
+
+def test_cpu_report_asks_qemu_over_qmp(tmp_path):
+    fake = FakeQmp(str(tmp_path / "vm2.qmp"))
     try:
-        node = {"name": "vm2", "qmp": sock_path}
+        node = {"name": "vm2", "qmp": str(tmp_path / "vm2.qmp"), "overlay": str(tmp_path / "vm2.qcow2")}
         syms = [(0xffffffff81234560, "rxe_do_task"), (0xffffffff81c4a2d0, "native_safe_halt")]
         report = vm.cpu_report(node, syms, samples=2)
     finally:
-        server.close()
-    assert report.splitlines() == [
-        "== vm2: QEMU status running (running=True)",
+        fake.close()
+    lines = report.splitlines()
+    assert lines[0].startswith("== vm2: QEMU status running (running=True), ") and lines[0].endswith(
+        " MiB free for its overlay")
+    assert lines[1:] == [
         "  vCPU 0: native_safe_halt+0x5, native_safe_halt+0x5",
         "  vCPU 1: rxe_do_task+0x7, rxe_do_task+0x7",
     ]
-    assert asked.count("qmp_capabilities") == 3 and "query-status" in asked
+    assert fake.asked.count("qmp_capabilities") == 3 and "query-status" in fake.asked
+
+
+@pytest.mark.parametrize("status, free, said", [
+    ("running", 50 << 30, ""),
+    ("io-error", 50 << 30, "== vm2: QEMU status io-error (the guest is not running)"),
+    ("running", 287 << 20, "== vm2: only 287 MiB free for its overlay"),
+    ("io-error", 100 << 20, "== vm2: only 100 MiB free for its overlay; QEMU status io-error (the guest is not running)"),
+])
+def test_qemu_trouble_names_a_paused_guest_and_a_full_disk(tmp_path, monkeypatch, status, free, said):
+    monkeypatch.setattr(vm.shutil, "disk_usage", lambda path: types.SimpleNamespace(free=free))
+    fake = FakeQmp(str(tmp_path / "vm2.qmp"), status)
+    try:
+        node = {"name": "vm2", "qmp": str(tmp_path / "vm2.qmp"), "overlay": str(tmp_path / "vm2.qcow2")}
+        assert vm.qemu_trouble(node) == said
+    finally:
+        fake.close()
 
 
 def test_no_symbols_without_a_saved_kallsyms(tmp_path):
@@ -122,5 +148,6 @@ def test_no_symbols_without_a_saved_kallsyms(tmp_path):
 
 
 def test_cpu_report_without_qmp(tmp_path):
-    report = vm.cpu_report({"name": "vm1", "qmp": str(tmp_path / "absent.qmp")}, [], samples=1)
-    assert report.startswith("== vm1: no QMP answer (")
+    node = {"name": "vm1", "qmp": str(tmp_path / "absent.qmp"), "overlay": str(tmp_path / "vm1.qcow2")}
+    assert vm.cpu_report(node, [], samples=1).startswith("== vm1: no QMP answer (")
+    assert vm.qemu_trouble(node).startswith("== vm1: no QMP answer (")
