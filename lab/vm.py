@@ -488,9 +488,7 @@ def wait_ssh(nodes: list[dict], timeout: float, t0: float) -> None:
                     if Path(node["console"]).exists() else "(no console log)"
                 raise RuntimeError(f"{name}: QEMU pid {node['pid']} exited; see {node['qemu_log']}\n"
                                    f"{Path(node['qemu_log']).read_text(errors='replace')[-2000:]}\n{tail}")
-            res = subprocess.run(ssh_base(node["ssh_port"]) + ["true"], stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL, timeout=60, check=False)
-            if res.returncode == 0:
+            if ssh_answers(node, 5) is not None:
                 node["boot_seconds"] = round(time.monotonic() - t0, 1)
                 log(f"{name}: ssh answers on 127.0.0.1:{node['ssh_port']} after {node['boot_seconds']}s")
                 del pending[name]
@@ -697,8 +695,6 @@ def qmp(node: dict, commands: list[dict], timeout: float = 10) -> list[dict]:
 
 
 MODULES_START = 0xffffffffc0000000  # x86_64: loadable modules live above the kernel image
-
-
 KALLSYMS = "kallsyms"  # in the image dir: the kernel's own text symbols, read from the first VM that booted it
 
 
