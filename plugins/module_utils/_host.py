@@ -19,6 +19,7 @@ import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _parse
+from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import is_not_supported
 
 Runner = Callable[[List[str]], Tuple[int, str, str]]
 BinPath = Callable[[str], Optional[str]]
@@ -33,6 +34,13 @@ class HostError(Exception):
 
 class NotSupported(HostError):
     """The driver does not implement the operation (ethtool: Operation not supported)."""
+
+
+def command_error(argv: List[str], rc: int, msg: str, unsupported: bool) -> HostError:
+    """The error of a failed command, naming its argv: NotSupported when the tool said so."""
+    if unsupported:
+        return NotSupported("%s: %s" % (" ".join(argv), msg))
+    return HostError("%s failed (rc=%d): %s" % (" ".join(argv), rc, msg))
 
 
 def module_runner(module: Any) -> Runner:
@@ -259,9 +267,7 @@ class Host:
         rc, out, err = self.run(argv)
         if rc != 0:
             msg = (err or out).strip()
-            if _parse.is_not_supported(msg):
-                raise NotSupported("%s: %s" % (" ".join(argv), msg))
-            raise HostError("%s failed (rc=%d): %s" % (" ".join(argv), rc, msg))
+            raise command_error(argv, rc, msg, is_not_supported(msg))
         return out
 
     # ------------------------------------------------------------------ network

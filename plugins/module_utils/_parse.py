@@ -19,6 +19,10 @@ import json
 import re
 from typing import Any, Dict, List, Optional, Tuple, Union
 
+from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import (  # noqa: F401
+    NA as _NA, ParseError, int_or_none as _int_or_none, is_not_supported, lines as _lines,
+    load_json_list, load_json_object as _load_json_object, snake as _snake, split_field as _split_field)
+
 __all__ = [
     "ParseError",
     "is_not_supported",
@@ -33,7 +37,6 @@ __all__ = [
 
 Scalar = Union[int, str, None]
 
-_NA = "n/a"
 _MAX_HEADER = "pre-set maximums"
 _CUR_HEADER = "current hardware settings"
 _RING_FIELDS = {"rx": "rx", "rx mini": "rx_mini", "rx jumbo": "rx_jumbo", "tx": "tx"}
@@ -55,38 +58,6 @@ _DRIVER_KEYS = (
 _RX_TX_PAIR = re.compile(r"^(?P<label>[A-Za-z][A-Za-z ]*?)\s+RX:\s*(?P<rx>\S+)\s+TX:\s*(?P<tx>\S+)$")
 # "rx-usecs: 8", "rx-usecs:\t8", and "tx-aggr-time-usecs\t0" (ethtool 6.x prints that one without a colon)
 _COALESCE_FIELD = re.compile(r"^(?P<name>[a-z][a-z0-9-]*)(?::\s*|\s+)(?P<value>\S.*)$")
-# errno strings ethtool prints when the driver lacks the operation; 524 is the kernel-internal
-# ENOTSUPP that a few drivers leak to user space ("netlink error: Unknown error 524").
-_NOT_SUPPORTED = re.compile(r"operation not supported|unknown error 524", re.IGNORECASE)
-
-
-class ParseError(ValueError):
-    """Tool output could not be parsed; the message names the tool and the offending line/field."""
-
-
-def _snake(label: str) -> str:
-    """'RX Buf Len' -> 'rx_buf_len', 'rx-frames-irq' -> 'rx_frames_irq'."""
-    return re.sub(r"[^a-z0-9]+", "_", label.strip().lower()).strip("_")
-
-
-def _lines(text: str, tool: str) -> List[str]:
-    if not isinstance(text, str):
-        raise ParseError("%s: expected text output, got %s" % (tool, type(text).__name__))
-    lines = [line.strip() for line in text.splitlines()]
-    if not any(lines):
-        raise ParseError("%s: empty output" % tool)
-    return lines
-
-
-def _int_or_none(value: str, tool: str, line: str) -> Optional[int]:
-    """'8192' -> 8192, 'n/a' -> None; anything else is a ParseError."""
-    value = value.strip()
-    if value.lower() == _NA:
-        return None
-    try:
-        return int(value, 10)
-    except ValueError:
-        raise ParseError("%s: expected an integer or 'n/a' in line %r" % (tool, line)) from None
 
 
 def _scalar(value: str) -> Scalar:
@@ -108,14 +79,6 @@ def _on_off(value: str, tool: str, line: str) -> Optional[bool]:
     if value == _NA:
         return None
     raise ParseError("%s: expected 'on', 'off' or 'n/a' in line %r" % (tool, line))
-
-
-def _split_field(line: str) -> Optional[Tuple[str, str]]:
-    """'RX Mini:\tn/a' -> ('rx mini', 'n/a'); None when the line has no 'label: value' shape."""
-    label, sep, value = line.partition(":")
-    if not sep or not label.strip():
-        return None
-    return " ".join(label.lower().split()), value.strip()
 
 
 def _parse_max_current(
@@ -264,17 +227,8 @@ def parse_ethtool_stats(text: str) -> Dict[str, int]:
 
 
 def _load_json_list(text: str, tool: str) -> List[Dict[str, Any]]:
-    if not isinstance(text, str):
-        raise ParseError("%s: expected JSON text, got %s" % (tool, type(text).__name__))
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ParseError("%s: malformed JSON: %s" % (tool, exc)) from None
-    if not isinstance(data, list):
-        raise ParseError("%s: expected a JSON list of interfaces, got %s" % (tool, type(data).__name__))
+    data = load_json_list(text, tool, "interfaces")
     for index, item in enumerate(data):
-        if not isinstance(item, dict):
-            raise ParseError("%s: entry %d is %s, not an object" % (tool, index, type(item).__name__))
         if not isinstance(item.get("ifname"), str):
             raise ParseError("%s: entry %d has no 'ifname' field" % (tool, index))
     return data
@@ -336,16 +290,6 @@ def parse_ip_addr_json(text: str) -> Dict[str, List[Dict[str, Any]]]:
     return result
 
 
-def is_not_supported(stderr: str) -> bool:
-    """True when ethtool's stderr says the driver does not implement the operation.
-
-    Matches "Operation not supported" (EOPNOTSUPP) in any form ethtool prints it
-    ("netlink error: Operation not supported", "Cannot get device ring settings: Operation not
-    supported", ...) and "Unknown error 524" (the kernel-internal ENOTSUPP some drivers leak).
-    Other failures ("No such device", "Operation not permitted") return False.
-    """
-    return bool(stderr) and _NOT_SUPPORTED.search(stderr) is not None
-
 
 # --------------------------------------------------------------------------- DCB / RoCE tools
 #
@@ -368,18 +312,6 @@ __all__ += [
 IB_MTU_BYTES = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
 
 _PRIOS = 8
-
-
-def _load_json_object(text: str, tool: str) -> Dict[str, Any]:
-    if not isinstance(text, str):
-        raise ParseError("%s: expected JSON text, got %s" % (tool, type(text).__name__))
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ParseError("%s: malformed JSON: %s" % (tool, exc)) from None
-    if not isinstance(data, dict):
-        raise ParseError("%s: expected a JSON object, got %s" % (tool, type(data).__name__))
-    return data
 
 
 def _json_bool(value: Any, tool: str, field: str) -> bool:

@@ -362,28 +362,6 @@ def test_ip_addr_skips_entries_without_local():
     assert _parse.parse_ip_addr_json(text) == {"eth0": [{"family": "inet", "local": "10.0.0.1", "prefixlen": 24}]}
 
 
-# --------------------------------------------------------------------------- is_not_supported
-
-@pytest.mark.parametrize("stderr, expected", [
-    (fixture("ethtool-g.veth.captured.stderr.txt"), True),
-    (fixture("ethtool-c.veth.captured.stderr.txt"), True),
-    (fixture("ethtool-l.lo.captured.stderr.txt"), True),
-    (fixture("ethtool-g.veth.ioctl.stderr.txt"), True),
-    (fixture("ethtool-c.virtio_net.ioctl.stderr.txt"), True),
-    ("netlink error: Operation not supported", True),
-    ("Cannot get device ring settings: Operation not supported", True),
-    ("Cannot get device coalesce settings: Operation not supported", True),
-    ("Operation not supported", True),
-    ("netlink error: Unknown error 524", True),
-    ("netlink error: no device matches name (offset 24)\nnetlink error: No such device", False),
-    ("Cannot get device ring settings: Operation not permitted", False),
-    ("netlink error: Invalid argument", False),
-    ("", False),
-])
-def test_is_not_supported(stderr, expected):
-    assert _parse.is_not_supported(stderr) is expected
-
-
 # --------------------------------------------------------------------------- errors
 
 @pytest.mark.parametrize("func, text, tool, detail", [

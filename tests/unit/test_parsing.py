@@ -1,0 +1,91 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Tests for plugins/module_utils/_parsing.py, what every tool parser shares."""
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _parsing
+
+from .conftest import fixture
+
+
+# --------------------------------------------------------------------------- is_not_supported
+
+@pytest.mark.parametrize("stderr, expected", [
+    (fixture("ethtool-g.veth.captured.stderr.txt"), True),
+    (fixture("ethtool-c.veth.captured.stderr.txt"), True),
+    (fixture("ethtool-l.lo.captured.stderr.txt"), True),
+    (fixture("ethtool-g.veth.ioctl.stderr.txt"), True),
+    (fixture("ethtool-c.virtio_net.ioctl.stderr.txt"), True),
+    ("netlink error: Operation not supported", True),
+    ("Cannot get device ring settings: Operation not supported", True),
+    ("Cannot get device coalesce settings: Operation not supported", True),
+    ("Operation not supported", True),
+    ("netlink error: Unknown error 524", True),
+    ("netlink error: no device matches name (offset 24)\nnetlink error: No such device", False),
+    ("Cannot get device ring settings: Operation not permitted", False),
+    ("netlink error: Invalid argument", False),
+    ("", False),
+])
+def test_is_not_supported(stderr, expected):
+    assert _parsing.is_not_supported(stderr) is expected
+
+
+# --------------------------------------------------------------------------- helpers
+
+def test_parse_error_is_a_value_error():
+    assert issubclass(_parsing.ParseError, ValueError)
+
+
+@pytest.mark.parametrize("value, expected", [("8192", 8192), (" 0 ", 0), ("n/a", None), ("N/A", None)])
+def test_int_or_none(value, expected):
+    assert _parsing.int_or_none(value, "tool", "line") == expected
+
+
+def test_int_or_none_names_tool_and_line():
+    with pytest.raises(_parsing.ParseError, match=r"^tool -x: expected an integer or 'n/a' in line 'RX: lots'$"):
+        _parsing.int_or_none("lots", "tool -x", "RX: lots")
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("RX Mini:\tn/a", ("rx mini", "n/a")),
+    ("hca_id:\tmlx5_0", ("hca_id", "mlx5_0")),
+    ("GID[  0]:  fe80::1", ("gid[ 0]", "fe80::1")),
+    ("no colon here", None),
+    (": value without label", None),
+])
+def test_split_field(line, expected):
+    assert _parsing.split_field(line) == expected
+
+
+@pytest.mark.parametrize("label, expected", [("RX Buf Len", "rx_buf_len"), ("rx-frames-irq", "rx_frames_irq"),
+                                             ("  CQE mode ", "cqe_mode")])
+def test_snake(label, expected):
+    assert _parsing.snake(label) == expected
+
+
+@pytest.mark.parametrize("text, detail", [(None, "expected text output, got NoneType"), (" \n\n", "empty output")])
+def test_lines_errors(text, detail):
+    with pytest.raises(_parsing.ParseError, match="^tool: " + detail):
+        _parsing.lines(text, "tool")
+
+
+@pytest.mark.parametrize("func, text, detail", [
+    (lambda t: _parsing.load_json_list(t, "tool", "links"), "{", "malformed JSON"),
+    (lambda t: _parsing.load_json_list(t, "tool", "links"), "{}", "expected a JSON list of links, got dict"),
+    (lambda t: _parsing.load_json_list(t, "tool", "links"), "[1]", "entry 0 is int, not an object"),
+    (lambda t: _parsing.load_json_list(t, "tool", "links"), None, "expected JSON text, got NoneType"),
+    (lambda t: _parsing.load_json_object(t, "tool"), "[]",
+     "expected a JSON object, got list"),
+])
+def test_json_loading_errors(func, text, detail):
+    with pytest.raises(_parsing.ParseError, match="^tool: " + detail):
+        func(text)
+
+
+def test_json_loading():
+    assert _parsing.load_json_list('[{"a": 1}]', "tool", "links") == [{"a": 1}]
+    assert _parsing.load_json_object('{"a": [1]}', "tool") == {"a": [1]}
