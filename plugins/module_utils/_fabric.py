@@ -14,7 +14,7 @@ import os
 import re
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _irq, _parse
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _ethtool, _irq, _parse
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 
 IB = "/sys/class/infiniband"
@@ -113,12 +113,12 @@ def netdev(host: Host, name: str, interrupts: Dict[int, Dict[str, Any]], ethtool
         "rings": None, "channels": None, "ethtool_counters": None, "irqs": None,
     }
     if ethtool:
-        info["rings"] = host.ethtool_read("-g", name)
-        info["channels"] = host.ethtool_read("-l", name)
-        rc, out, _err = host.run(["ethtool", "-S", name])
+        info["rings"] = _ethtool.read(host, "rings", name)
+        info["channels"] = _ethtool.read(host, "channels", name)
+        rc, out, _err = _ethtool.ETHTOOL.run(host, "stats", ifname=name)
         if rc == 0 and out.strip():
             try:
-                info["ethtool_counters"] = select_counters(_parse.parse_ethtool_stats(out))
+                info["ethtool_counters"] = select_counters(_ethtool.parse_ethtool_stats(out))
             except _parse.ParseError:
                 info["ethtool_counters"] = None
     try:

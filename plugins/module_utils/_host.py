@@ -293,23 +293,6 @@ class Host:
     def set_mtu(self, ifname: str, mtu: int) -> None:
         self.run_ok(["ip", "link", "set", "dev", ifname, "mtu", str(mtu)])
 
-    def ethtool_read(self, flag: str, ifname: str) -> Optional[Dict[str, Any]]:
-        """Parsed ``ethtool -g|-l|-c|-i IF``; None when the driver does not support it."""
-        parsers = {
-            "-g": _parse.parse_ethtool_rings,
-            "-l": _parse.parse_ethtool_channels,
-            "-c": _parse.parse_ethtool_coalesce,
-            "-i": _parse.parse_ethtool_driver,
-        }
-        try:
-            out = self.run_ok(["ethtool", flag, ifname])
-        except NotSupported:
-            return None
-        return parsers[flag](out)
-
-    def ethtool_set(self, flag: str, ifname: str, args: List[str]) -> None:
-        self.run_ok(["ethtool", flag, ifname] + args)
-
     # ------------------------------------------------------------------ DCB / RDMA tools
     def dcb_show(self, obj: str, ifname: str) -> Any:
         """Parsed ``dcb -j OBJ show dev IF`` (pfc, app, apptrust); NotSupported when the driver
@@ -390,6 +373,24 @@ class Host:
         return (self.read("/run/systemd/container") or "").strip() != ""
 
 
+def open_nofollow(path: str, flags: int, mode: int = 0o600) -> int:
+    """``os.open`` that never follows a symbolic link in the last component (ELOOP instead) and
+    never blocks on a FIFO; the descriptor is not inherited by commands."""
+    return os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), mode)
+
+
+def untrusted_file(st: os.stat_result) -> Optional[str]:
+    """Why a file of ours (lock, journal) cannot be trusted, or None: it must be a regular file
+    of root (or the running user) that group and others cannot write."""
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file"
+    if st.st_uid not in (0, os.geteuid()):
+        return "owned by uid %d, not by root" % st.st_uid
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return "writable by group or others (mode %04o)" % stat.S_IMODE(st.st_mode)
+    return None
+
+
 class FileLock:
     """An exclusive flock on a file; concurrent runs on one node serialize on it."""
 
@@ -401,9 +402,16 @@ class FileLock:
     def __enter__(self) -> "FileLock":
         try:
             os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            self._fd = open_nofollow(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise HostError("lock %s is a symbolic link; refusing to follow it" % self.path)
             raise HostError("cannot open lock %s: %s" % (self.path, e.strerror or e))
+        problem = untrusted_file(os.fstat(self._fd))
+        if problem:
+            os.close(self._fd)
+            self._fd = None
+            raise HostError("lock %s is not trusted: %s" % (self.path, problem))
         deadline = time.monotonic() + self.timeout
         while True:
             try:

@@ -14,7 +14,7 @@ import fnmatch
 import ipaddress
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _files
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _ethtool, _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
@@ -45,7 +45,6 @@ _LINK_KEY = {
     "coalesce.rx_usecs": "RxCoalesceSec", "coalesce.tx_usecs": "TxCoalesceSec",
     "coalesce.rx_frames": "RxMaxCoalescedFrames", "coalesce.tx_frames": "TxMaxCoalescedFrames",
 }
-_FLAG = {"ring": ("-g", "-G"), "channel": ("-l", "-L"), "coalesce": ("-c", "-C")}
 _SECTION = {"ring": "rings", "channel": "channels", "coalesce": "coalesce"}
 
 
@@ -63,7 +62,7 @@ def read_value(host: Host, target: str) -> Any:
             raise HostError("interface %s does not exist" % ifname)
         return int(text.strip())
     group, field = setting.split(".", 1)
-    parsed = host.ethtool_read(_FLAG[group][0], ifname)
+    parsed = _ethtool.read(host, _SECTION[group], ifname)
     if parsed is None:
         raise HostError("%s of %s: not supported by the driver" % (_SECTION[group], ifname))
     return (parsed if group == "coalesce" else parsed["current"]).get(field)
@@ -79,7 +78,7 @@ def write_value(host: Host, target: str, value: Any) -> None:
         arg = "on" if value else "off"
     else:
         arg = str(int(value))
-    host.ethtool_set(_FLAG[group][1], ifname, [_ETHTOOL_ARG[setting], arg])
+    _ethtool.write(host, _SECTION[group], ifname, [_ETHTOOL_ARG[setting], arg])
 
 
 def same(actual: Any, wanted: Any) -> bool:
@@ -110,7 +109,7 @@ def observe(host: Host) -> Dict[str, Dict[str, Any]]:
 
 
 def observe_ethtool(host: Host, ifname: str, groups: List[str]) -> Dict[str, Any]:
-    return dict((_SECTION[g], host.ethtool_read(_FLAG[g][0], ifname)) for g in groups)
+    return dict((_SECTION[g], _ethtool.read(host, _SECTION[g], ifname)) for g in groups)
 
 
 # ---------------------------------------------------------------------- selection (pure)
@@ -214,7 +213,7 @@ def desired_values(ifname: str, settings: Dict[str, Any], obs: Dict[str, Any],
         state = obs.get(_SECTION[group])
         if state is None:
             raise ValueError("interfaces: %s: %s not supported by driver %s (ethtool %s: Operation not "
-                             "supported)" % (ifname, _SECTION[group], driver, _FLAG[group][0]))
+                             "supported)" % (ifname, _SECTION[group], driver, _ethtool.ETHTOOL.formats[_SECTION[group]][0]))
         for field in names:
             if field not in wanted:
                 continue

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _fabric, _parse, _pkg, _rdma
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _parse, _pkg, _rdma
 
 from .conftest import fixture
 
@@ -130,23 +130,6 @@ def test_proc_net_snmp_captured():
     assert "RetransSegs" in snmp["Tcp"] and "InDatagrams" in snmp["Udp"]
     with pytest.raises(_parse.ParseError, match="do not pair up"):
         _parse.parse_proc_net_snmp("Tcp: A B\nTcp: 1\n")
-
-
-@pytest.mark.parametrize("name, counters", [
-    ("ethtool-S.mlx5_core.txt", {"rx_discards_phy": 317, "rx_out_of_buffer": 1423, "rx_prio3_pause": 2741,
-                                 "tx_queue_dropped": 0, "rx_crc_errors_phy": 0}),
-    ("ethtool-S.ice.txt", None),
-])
-def test_trouble_counters_of_ethtool_stats(name, counters):
-    picked = _fabric.select_counters(_parse.parse_ethtool_stats(fixture(name)))
-    assert not any(k.startswith(("rx0_", "tx1_", "ch0_")) for k in picked)     # per-queue left out
-    assert "rx_bytes" not in picked and "rx_packets" not in picked
-    if counters:
-        for k, v in counters.items():
-            assert picked[k] == v
-    else:
-        assert picked and all(any(w in k for w in ("err", "drop", "discard", "pause", "crc", "miss", "timeout",
-                                                   "fifo", "over", "buf")) for k in picked)
 
 
 # ---------------------------------------------------------------- package tools (captured on Debian 12)
