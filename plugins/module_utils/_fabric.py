@@ -14,7 +14,7 @@ import os
 import re
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _ethtool, _irq, _parse
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _ethtool, _iproute, _irq, _parse
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 
 IB = "/sys/class/infiniband"
@@ -231,7 +231,7 @@ def gather(host: Host, interfaces: List[str], tools: List[str], ethtool: bool) -
     missing = [n for n in interfaces if not host.exists("/sys/class/net/" + n)]
     if missing:
         raise ValueError("interfaces: unknown interface %s (interfaces: %s)"
-                         % (", ".join(repr(m) for m in missing), ", ".join(host.interfaces())))
+                         % (", ".join(repr(m) for m in missing), ", ".join(_iproute.interfaces(host))))
     interrupts = _irq.parse_interrupts(host.read(_irq.INTERRUPTS) or "CPU0\n")
     facts = {
         "devices": devices,

@@ -12,24 +12,58 @@ Layout (``/var/lib/hpcnet-rdma/`` by default)::
 * ``originals[key] = {"value": V, "generation": G, "seq": S}``: the value before the collection
   first touched ``key``; later generations never overwrite it.  ``seq`` orders first touches.
 * ``generations[i] = {"id", "module", "time", "status", "changes": [{"key","before","after"}]}``:
-  one per module call that changed something.
+  one per module call that changed something.  ``status`` is ``applying`` from the moment the
+  originals are recorded until the call verified its changes (``applied``); a generation a killed
+  run left ``applying`` is reconciled by the next locked run (``reconciled`` holds when).
 
-Writes are atomic (temp file, fsync, rename through :class:`Host`); a corrupt or foreign file is a
-:class:`JournalError` and is never rewritten or reset.
+Trust: whoever can write ``journal.json`` steers what rollback does as root, so the journal
+directory and every directory above it must be owned by root (or the running user) and not be
+writable by group or others; a directory above it may be world-writable only with the sticky bit
+(``/tmp``), because then nobody else can rename or replace the entry below it, which must be ours.
+``journal.json`` and ``lock`` are opened with ``O_NOFOLLOW`` and must be regular files of root
+(or the running user) that group and others cannot write.
+
+Writes are atomic (temp file, fsync, rename, fsync of the directory); a journal with no original
+and no generation left is removed rather than written empty.  A corrupt, foreign or untrusted
+journal is a :class:`JournalError` and is never rewritten or reset.
 """
 from __future__ import annotations
 
+import errno
 import json
+import os
+import posixpath
+import re
+import stat
+import tempfile
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterable, List, Optional
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Change, Plan
 
 SCHEMA = 1
 DEFAULT_DIR = "/var/lib/hpcnet-rdma"
 JOURNAL_FILE = "journal.json"
 LOCK_FILE = "lock"
+TEMP_PREFIX = ".journal-"
+TEMP_SUFFIX = ".tmp"
+
+# Every journal key prefix any module writes (the engine's domain registry maps each to its code;
+# a unit test keeps the two equal).  A key with another prefix makes the journal foreign.
+KEY_PREFIXES = frozenset(["sysctl", "nic", "file", "irq", "service", "pkg", "kmod", "rxe", "rdma",
+                          "devnode", "dir", "dcb", "mlnx_qos", "ecn", "rdmacm"])
+# Prefixes whose target is a node path: it must be absolute and normalised (no ``..``).
+PATH_PREFIXES = frozenset(["file", "dir", "devnode"])
+STATUSES = ("applying", "applied")
+_KEY = re.compile(r"^([a-z_]+):([^\x00-\x1f\x7f]+)$")
+_MODE = re.compile(r"^0?[0-7]{3,4}$")
+_TOP_FIELDS = frozenset(["schema", "originals", "generations", "next_generation"])
+_ORIGINAL_FIELDS = frozenset(["value", "generation", "seq"])
+_GENERATION_FIELDS = frozenset(["id", "module", "status", "time", "changes", "reconciled"])
+_CHANGE_FIELDS = frozenset(["key", "before", "after"])
+# Typed fields of a file state; other fields of a file state must be JSON scalars.
+_FILE_FIELDS = {"content": str, "mode": str, "link": str, "notify": str, "absent": bool}
 
 
 class JournalError(Exception):
@@ -40,6 +74,191 @@ def _empty() -> Dict[str, Any]:
     return {"schema": SCHEMA, "originals": {}, "generations": [], "next_generation": 1}
 
 
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# ---------------------------------------------------------------------- trust of the directory
+def _trusted_owner(uid: int) -> bool:
+    return uid in (0, os.geteuid())
+
+
+def _dir_problem(path: str, st: os.stat_result, last: bool) -> Optional[str]:
+    if not _trusted_owner(st.st_uid):
+        return "%s is owned by uid %d, not by root" % (path, st.st_uid)
+    writable = st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    if writable and (last or not st.st_mode & stat.S_ISVTX):
+        return "%s is writable by group or others (mode %04o)%s" % (
+            path, stat.S_IMODE(st.st_mode), "" if last else " without the sticky bit")
+    return None
+
+
+def _file_problem(path: str, st: os.stat_result) -> Optional[str]:
+    if not stat.S_ISREG(st.st_mode):
+        return "%s is not a regular file" % path
+    if not _trusted_owner(st.st_uid):
+        return "%s is owned by uid %d, not by root" % (path, st.st_uid)
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return "%s is writable by group or others (mode %04o)" % (path, stat.S_IMODE(st.st_mode))
+    return None
+
+
+def trust_problem(path: str) -> Optional[str]:
+    """Why the directory ``path`` (a real path, absolute) cannot be trusted to hold the journal,
+    or None.  Every component is checked as the kernel walks it, symbolic links included (a link
+    must belong to root too, and the directories its target passes through are checked as well);
+    the part of the path that does not exist yet is fine: it is created by root with mode 0700
+    and checked again once it exists."""
+    todo = list(reversed([c for c in path.split("/") if c]))
+    cur = "/"
+    problem = _dir_problem("/", os.lstat("/"), last=not todo)
+    links = 0
+    while todo and problem is None:
+        name = todo.pop()
+        if name == ".":
+            continue
+        if name == "..":
+            cur = posixpath.dirname(cur)
+            continue
+        nxt = posixpath.join(cur, name)
+        try:
+            st = os.lstat(nxt)
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            return "cannot inspect %s: %s" % (nxt, e.strerror or e)
+        if stat.S_ISLNK(st.st_mode):
+            links += 1
+            if not _trusted_owner(st.st_uid):
+                return "symbolic link %s is owned by uid %d, not by root" % (nxt, st.st_uid)
+            if links > 40:
+                return "too many symbolic links in %s" % path
+            target = os.readlink(nxt)
+            if target.startswith("/"):
+                cur = "/"
+            todo.extend(reversed([c for c in target.split("/") if c]))
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            return "%s is not a directory" % nxt
+        problem = _dir_problem(nxt, st, last=not todo)
+        cur = nxt
+    return problem
+
+
+# ---------------------------------------------------------------------- validation
+class _Checker(object):
+    """Validates a loaded journal; every problem is a JournalError naming the field."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def bad(self, what: str) -> JournalError:
+        return JournalError("%s is corrupt: %s; left untouched" % (self.where, what))
+
+    def key(self, key: Any, where: str) -> str:
+        if not isinstance(key, str):
+            raise self.bad("%s: key %r is not a string" % (where, key))
+        m = _KEY.match(key)
+        if not m:
+            raise self.bad("%s: key %r is not PREFIX:TARGET" % (where, key))
+        prefix, target = m.group(1), m.group(2)
+        if prefix not in KEY_PREFIXES:
+            raise self.bad("%s: key %r has an unknown prefix %r (known: %s)"
+                           % (where, key, prefix, ", ".join(sorted(KEY_PREFIXES))))
+        if prefix in PATH_PREFIXES and (not target.startswith("/") or target.startswith("//")
+                                        or posixpath.normpath(target) != target):
+            raise self.bad("%s: key %r does not name an absolute, normalised path" % (where, key))
+        return prefix
+
+    def value(self, prefix: str, value: Any, where: str) -> None:
+        if prefix == "dir" and not isinstance(value, bool):
+            raise self.bad("%s: a dir: value must be true or false, not %r" % (where, value))
+        if prefix != "file" or value is None:
+            return
+        if not isinstance(value, dict):
+            raise self.bad("%s: a file: value must be null or an object, not %s" % (where, type(value).__name__))
+        for field, item in value.items():
+            kind = _FILE_FIELDS.get(field)
+            if kind is not None and not isinstance(item, kind):
+                raise self.bad("%s: file field %r must be a %s" % (where, field, kind.__name__))
+            if kind is None and isinstance(item, (dict, list)):
+                raise self.bad("%s: file field %r must be a scalar" % (where, field))
+        if "mode" in value and not _MODE.match(value["mode"]):
+            raise self.bad("%s: file mode %r is not an octal mode" % (where, value["mode"]))
+
+    def fields(self, obj: Any, allowed: frozenset, required: Iterable[str], where: str) -> Dict[str, Any]:
+        if not isinstance(obj, dict):
+            raise self.bad("%s is %s, not an object" % (where, type(obj).__name__))
+        unknown = sorted(set(obj) - allowed)
+        if unknown:
+            raise self.bad("%s has unknown field(s) %s" % (where, ", ".join(unknown)))
+        missing = [f for f in required if f not in obj]
+        if missing:
+            raise self.bad("%s lacks %s" % (where, ", ".join(missing)))
+        return obj
+
+    def journal(self, data: Any) -> None:
+        if not isinstance(data, dict):
+            raise JournalError("%s is corrupt: top level is %s, not an object; left untouched"
+                               % (self.where, type(data).__name__))
+        schema = data.get("schema")
+        if schema != SCHEMA:
+            raise JournalError("%s has schema %r; this collection reads schema %d; left untouched"
+                               % (self.where, schema, SCHEMA))
+        shapes = (("originals", dict), ("generations", list), ("next_generation", int))
+        for field, kind in shapes:
+            if not isinstance(data.get(field), kind) or isinstance(data.get(field), bool):
+                raise self.bad("%r is missing or not a %s" % (field, kind.__name__))
+        unknown = sorted(set(data) - _TOP_FIELDS)
+        if unknown:
+            raise self.bad("unknown top-level field(s) %s" % ", ".join(unknown))
+        for key, entry in data["originals"].items():
+            self.original(key, entry)
+        ids = set()
+        for i, gen in enumerate(data["generations"]):
+            gid = self.generation(i, gen)
+            if gid in ids:
+                raise self.bad("generation id %d appears twice" % gid)
+            if gid >= data["next_generation"]:
+                raise self.bad("generation id %d is not below next_generation %d" % (gid, data["next_generation"]))
+            ids.add(gid)
+
+    def original(self, key: Any, entry: Any) -> None:
+        where = "original of %r" % (key,)
+        prefix = self.key(key, where)
+        self.fields(entry, _ORIGINAL_FIELDS, ("value", "seq"), where)
+        if not _is_int(entry["seq"]) or entry["seq"] < 0:
+            raise self.bad("%s: seq %r is not a non-negative integer" % (where, entry["seq"]))
+        if "generation" in entry and (not _is_int(entry["generation"]) or entry["generation"] < 1):
+            raise self.bad("%s: generation %r is not a positive integer" % (where, entry["generation"]))
+        self.value(prefix, entry["value"], where)
+
+    def generation(self, i: int, gen: Any) -> int:
+        where = "generations[%d]" % i
+        if not isinstance(gen, dict) or not isinstance(gen.get("changes"), list) or not _is_int(gen.get("id")):
+            raise JournalError("%s is corrupt: a generation is malformed (%s); left untouched" % (self.where, where))
+        self.fields(gen, _GENERATION_FIELDS, ("id", "changes", "status"), where)
+        if gen["id"] < 1:
+            raise self.bad("%s: id %r is not a positive integer" % (where, gen["id"]))
+        if gen["status"] not in STATUSES:
+            raise self.bad("%s: status %r is not one of %s" % (where, gen["status"], ", ".join(STATUSES)))
+        for field in ("module", "time", "reconciled"):
+            if field in gen and not isinstance(gen[field], str):
+                raise self.bad("%s: %s must be a string" % (where, field))
+        for j, change in enumerate(gen["changes"]):
+            cwhere = "%s.changes[%d]" % (where, j)
+            self.fields(change, _CHANGE_FIELDS, ("key", "before", "after"), cwhere)
+            prefix = self.key(change["key"], cwhere)
+            self.value(prefix, change["before"], cwhere)
+            self.value(prefix, change["after"], cwhere)
+        return gen["id"]
+
+
+# ---------------------------------------------------------------------- the journal
 class Journal(object):
     def __init__(self, host: Host, directory: str = DEFAULT_DIR) -> None:
         self.host = host
@@ -48,45 +267,83 @@ class Journal(object):
         self.lock_path = self.directory + "/" + LOCK_FILE
         self._data: Optional[Dict[str, Any]] = None
 
+    def _full(self, path: str) -> str:
+        return self.host.p(path)
+
+    # ------------------------------------------------------------------ trust
+    def check_trust(self) -> None:
+        """JournalError when the journal directory (or a directory above it) is not trusted."""
+        full = self._full(self.directory)
+        problem = trust_problem(full)
+        if problem:
+            raise JournalError("journal_dir %s is not trusted: %s. Whoever can change it steers what "
+                               "rollback does as root; use a directory owned by root, mode 0700, whose "
+                               "parents only root can write (or sticky, like /tmp)" % (self.directory, problem))
+
+    def make_dir(self) -> None:
+        """Create the missing part of the journal directory, one level at a time, mode 0700 (the
+        process umask can only narrow it); errors are left to the caller's writability check."""
+        full = self._full(self.directory)
+        missing = []
+        while full and not os.path.lexists(full):
+            missing.append(full)
+            parent = posixpath.dirname(full)
+            if parent == full:
+                break
+            full = parent
+        for path in reversed(missing):
+            try:
+                os.mkdir(path, 0o700)
+            except FileExistsError:
+                pass
+            except OSError:
+                return
+
     # ------------------------------------------------------------------ loading
     def load(self) -> Dict[str, Any]:
-        """Read and validate the journal (an absent journal is empty)."""
-        text = self.host.read(self.path)
-        if text is None:
+        """Check the directory's trust, then read and validate the journal (absent is empty)."""
+        self.check_trust()
+        raw = self._read()
+        if raw is None:
             self._data = _empty()
             return self._data
         try:
-            data = json.loads(text)
+            data = json.loads(raw.decode("utf-8"))
         except ValueError as e:
             raise JournalError(
                 "journal %s is corrupt (%s); it was left untouched: move it aside to start a new "
                 "journal, or restore it from a backup" % (self.path, e))
-        self._check(data)
+        _Checker("journal %s" % self.path).journal(data)
         self._data = data
         return data
 
-    def _check(self, data: Any) -> None:
-        where = "journal %s" % self.path
-        if not isinstance(data, dict):
-            raise JournalError("%s is corrupt: top level is %s, not an object; left untouched"
-                               % (where, type(data).__name__))
-        schema = data.get("schema")
-        if schema != SCHEMA:
-            raise JournalError("%s has schema %r; this collection reads schema %d; left untouched"
-                               % (where, schema, SCHEMA))
-        shapes = (("originals", dict), ("generations", list), ("next_generation", int))
-        for field, kind in shapes:
-            if not isinstance(data.get(field), kind):
-                raise JournalError("%s is corrupt: %r is missing or not a %s; left untouched"
-                                   % (where, field, kind.__name__))
-        for key, entry in data["originals"].items():
-            if not isinstance(entry, dict) or "value" not in entry or "seq" not in entry:
-                raise JournalError("%s is corrupt: original of %r is malformed; left untouched"
-                                   % (where, key))
-        for gen in data["generations"]:
-            if not isinstance(gen, dict) or not isinstance(gen.get("changes"), list) \
-                    or not isinstance(gen.get("id"), int):
-                raise JournalError("%s is corrupt: a generation is malformed; left untouched" % where)
+    def _read(self) -> Optional[bytes]:
+        full = self._full(self.path)
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(full, flags)
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise JournalError("journal %s is a symbolic link; refusing to follow it (left untouched)"
+                                   % self.path)
+            raise JournalError("cannot read journal %s: %s" % (self.path, e.strerror or e))
+        try:
+            problem = _file_problem(self.path, os.fstat(fd))
+            if problem:
+                raise JournalError("journal %s is not trusted: %s; left untouched" % (self.path, problem))
+            chunks = []
+            while True:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            return b"".join(chunks)
+        except OSError as e:
+            raise JournalError("cannot read journal %s: %s" % (self.path, e.strerror or e))
+        finally:
+            os.close(fd)
 
     @property
     def data(self) -> Dict[str, Any]:
@@ -94,12 +351,70 @@ class Journal(object):
             return self.load()
         return self._data
 
+    def is_empty(self) -> bool:
+        return not self.data["originals"] and not self.data["generations"]
+
+    # ------------------------------------------------------------------ writing
     def _save(self) -> None:
+        """Write the journal atomically; a journal with nothing in it is removed instead."""
+        if self.is_empty():
+            self._remove()
+            return
         text = json.dumps(self.data, indent=1, sort_keys=True) + "\n"
         try:
-            self.host.write_file(self.path, {"content": text, "mode": "0600"})
-        except HostError as e:
-            raise JournalError("cannot write journal: %s" % e)
+            self._write(text.encode("utf-8"))
+        except OSError as e:
+            raise JournalError("cannot write journal %s: %s" % (self.path, e.strerror or e))
+
+    def _write(self, data: bytes) -> None:
+        full = self._full(self.path)
+        parent = posixpath.dirname(full)
+        if not os.path.isdir(parent):
+            self.make_dir()
+            self.check_trust()
+        fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=parent)  # O_EXCL|O_NOFOLLOW, 0600
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+            os.close(fd)
+            fd = -1
+            os.replace(tmp, full)
+        except BaseException:
+            if fd >= 0:
+                os.close(fd)
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
+            raise
+        _fsync_dir(parent)
+
+    def _remove(self) -> None:
+        full = self._full(self.path)
+        try:
+            os.unlink(full)
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            raise JournalError("cannot remove journal %s: %s" % (self.path, e.strerror or e))
+        _fsync_dir(posixpath.dirname(full))
+
+    def sweep(self) -> List[str]:
+        """Remove the temp files of journal writes a killed run left behind; only under the lock."""
+        full = self._full(self.directory)
+        gone = []
+        try:
+            names = os.listdir(full)
+        except OSError:
+            return gone
+        for name in names:
+            if name.startswith(TEMP_PREFIX) and name.endswith(TEMP_SUFFIX):
+                try:
+                    os.unlink(posixpath.join(full, name))
+                    gone.append(name)
+                except OSError:
+                    pass
+        return gone
 
     # ------------------------------------------------------------------ queries
     def originals(self) -> Dict[str, Any]:
@@ -114,6 +429,10 @@ class Journal(object):
     def has(self, key: str) -> bool:
         return key in self.data["originals"]
 
+    def interrupted(self) -> List[Dict[str, Any]]:
+        """Generations a killed run left ``applying`` (only meaningful outside a running call)."""
+        return [g for g in self.data["generations"] if g.get("status") == "applying"]
+
     # ------------------------------------------------------------------ updates
     def begin(self, module: str, plan: Plan) -> int:
         """Record a generation before it is applied; originals only for keys seen first now."""
@@ -125,8 +444,7 @@ class Journal(object):
                 data["originals"][c.key] = {"value": c.before, "generation": gen_id, "seq": seq}
                 seq += 1
         data["generations"].append({
-            "id": gen_id, "module": module, "status": "applying",
-            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "id": gen_id, "module": module, "status": "applying", "time": _now(),
             "changes": plan.as_list(),
         })
         data["next_generation"] = gen_id + 1
@@ -149,21 +467,56 @@ class Journal(object):
 
     def forget_keys(self, gen_id: int, keys: List[str]) -> None:
         """Drop keys of a generation that were not applied (refused by the kernel)."""
+        self._drop(gen_id, keys)
+        self._save()
+
+    def _drop(self, gen_id: int, keys: Iterable[str]) -> None:
+        """Forget ``keys`` in generation ``gen_id`` and the originals it introduced for them."""
         data = self.data
+        keys = set(keys)
         for gen in data["generations"]:
             if gen["id"] == gen_id:
                 gen["changes"] = [c for c in gen["changes"] if c["key"] not in keys]
         data["originals"] = dict((k, v) for k, v in data["originals"].items()
                                  if not (k in keys and v.get("generation") == gen_id))
+
+    def reconcile(self, gen_id: int, not_applied: List[str]) -> None:
+        """Settle a generation a killed run left ``applying``: the keys whose value on the node is
+        still their ``before`` (``not_applied``) never changed and are forgotten, with the
+        originals this generation introduced for them; the rest stays as an applied generation
+        marked ``reconciled``.  A generation left without changes is dropped."""
+        self._drop(gen_id, not_applied)
+        data = self.data
+        for gen in data["generations"]:
+            if gen["id"] == gen_id:
+                gen["status"] = "applied"
+                gen["reconciled"] = _now()
+        data["generations"] = [g for g in data["generations"] if g["id"] != gen_id or g["changes"]]
+        self._save()
+
+    def restored(self, keys: Iterable[str], gen_id: Optional[int] = None) -> None:
+        """Rollback restored ``keys``: forget them, keep every key it could not restore.
+
+        Without ``gen_id`` (scope all) each key leaves the originals and every generation; with it
+        (scope last) the key leaves that generation, and its original only when that generation
+        introduced it.  Generations left without changes are dropped; an empty journal is removed.
+        """
+        keys = set(keys)
+        data = self.data
+        if gen_id is not None:
+            self._drop(gen_id, keys)
+        else:
+            for gen in data["generations"]:
+                gen["changes"] = [c for c in gen["changes"] if c["key"] not in keys]
+            data["originals"] = dict((k, v) for k, v in data["originals"].items() if k not in keys)
+        data["generations"] = [g for g in data["generations"]
+                               if g["changes"] or (gen_id is not None and g["id"] != gen_id)]
         self._save()
 
     def clear(self) -> None:
         """Everything was rolled back: remove the journal file (the directory stays)."""
         self._data = _empty()
-        try:
-            self.host.write_file(self.path, None)
-        except HostError as e:
-            raise JournalError("cannot remove journal: %s" % e)
+        self._remove()
 
     # ------------------------------------------------------------------ rollback plans
     def rollback_all_targets(self) -> List[Change]:
@@ -180,3 +533,11 @@ class Journal(object):
     def last_generation(self) -> Optional[Dict[str, Any]]:
         gens = self.data["generations"]
         return gens[-1] if gens else None
+
+
+def _fsync_dir(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

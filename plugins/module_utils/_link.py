@@ -14,7 +14,7 @@ import fnmatch
 import ipaddress
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _ethtool, _files
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _ethtool, _files, _iproute
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
@@ -71,7 +71,7 @@ def read_value(host: Host, target: str) -> Any:
 def write_value(host: Host, target: str, value: Any) -> None:
     ifname, setting = _split(target)
     if setting == "mtu":
-        host.set_mtu(ifname, int(value))
+        _iproute.set_mtu(host, ifname, int(value))
         return
     group = setting.split(".", 1)[0]
     if isinstance(value, bool):
@@ -88,9 +88,9 @@ def same(actual: Any, wanted: Any) -> bool:
 # ---------------------------------------------------------------------- observe (I/O)
 def observe(host: Host) -> Dict[str, Dict[str, Any]]:
     """Every interface but loopback: link facts and ethtool state (None where unsupported)."""
-    addrs = host.ip_addrs()
+    addrs = _iproute.addrs(host)
     out: Dict[str, Dict[str, Any]] = {}
-    for link in host.ip_links():
+    for link in _iproute.links(host):
         name = link["ifname"]
         if "LOOPBACK" in (link.get("flags") or []):
             continue
@@ -102,7 +102,7 @@ def observe(host: Host) -> Dict[str, Dict[str, Any]]:
             "address": link.get("address"),
             "permaddr": link.get("permaddr"),
             "kind": link.get("kind"),
-            "driver": host.iface_driver(name) or link.get("kind"),
+            "driver": _iproute.iface_driver(host, name) or link.get("kind"),
             "addresses": addrs.get(name, []),
         }
     return out

@@ -51,7 +51,7 @@ irqbalance:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _irq, _irqplan, _service
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _iproute, _irq, _irqplan, _service
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
 
 ARGUMENT_SPEC = dict(interfaces=dict(type="list", elements="str", default=[]))
@@ -59,7 +59,7 @@ ARGUMENT_SPEC = dict(interfaces=dict(type="list", elements="str", default=[]))
 
 def run(module, host: Host) -> dict:
     interrupts = _irq.parse_interrupts(host.read(_irq.INTERRUPTS) or "")
-    names = module.params["interfaces"] or host.interfaces()
+    names = module.params["interfaces"] or _iproute.interfaces(host)
     out = {}
     for ifname in names:
         try:

@@ -216,7 +216,7 @@ generation:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _rdma
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _iproute, _rdma
 from ansible_collections.hpcnet.rdma.plugins.module_utils._engine import Engine
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 
@@ -336,7 +336,7 @@ def run(module, host: Host) -> dict:
             missing = [r["netdev"] for r in norm["soft_roce"] if not host.exists("/sys/class/net/" + r["netdev"])]
             if missing:
                 raise ValueError("soft_roce: no interface %s on this node (interfaces: %s)"
-                                 % (", ".join(missing), ", ".join(host.interfaces())))
+                                 % (", ".join(missing), ", ".join(_iproute.interfaces(host))))
             if norm["soft_roce"]:
                 for link in norm["soft_roce"]:
                     node["rxe"][link["name"]] = _rdma.RXE.read_value(host, link["name"])

@@ -129,3 +129,237 @@ def test_lock_serializes_concurrent_runs(tmp_path):
     finally:
         release.set()
         proc.join(10)
+
+
+# ---------------------------------------------------------------- schema: every key and value
+def _journal(originals=None, generations=None, next_generation=None):
+    originals = originals or {}
+    generations = generations or []
+    if next_generation is None:
+        next_generation = max([g.get("id", 0) if isinstance(g, dict) and isinstance(g.get("id"), int) else 0
+                               for g in generations] + [0]) + 1
+    return json.dumps({"schema": 1, "originals": originals, "generations": generations,
+                       "next_generation": next_generation})
+
+
+def _gen(changes, gid=1, status="applied"):
+    return {"id": gid, "module": "m", "status": status, "time": "2026-01-01T00:00:00Z", "changes": changes}
+
+
+@pytest.mark.parametrize("content, message", [
+    (_journal({"bogus:x": {"value": 1, "generation": 1, "seq": 0}}), "unknown prefix 'bogus'"),
+    (_journal({"sysctl": {"value": 1, "generation": 1, "seq": 0}}), "is not PREFIX:TARGET"),
+    (_journal({"sysctl:a\nb": {"value": 1, "generation": 1, "seq": 0}}), "is not PREFIX:TARGET"),
+    (_journal({"file:etc/x": {"value": None, "generation": 1, "seq": 0}}), "absolute, normalised path"),
+    (_journal({"file:/etc/../shadow": {"value": None, "generation": 1, "seq": 0}}), "absolute, normalised path"),
+    (_journal({"dir:/etc/x/": {"value": False, "generation": 1, "seq": 0}}), "absolute, normalised path"),
+    (_journal({"sysctl:a": {"value": "1", "generation": 1, "seq": -1}}), "seq -1"),
+    (_journal({"sysctl:a": {"value": "1", "generation": 1, "seq": True}}), "seq True"),
+    (_journal({"sysctl:a": {"value": "1", "generation": "1", "seq": 0}}), "generation '1'"),
+    (_journal({"sysctl:a": {"value": "1", "generation": 1, "seq": 0, "extra": 1}}), "unknown field"),
+    (_journal({"dir:/etc/x": {"value": "yes", "generation": 1, "seq": 0}}), "dir: value must be true or false"),
+    (_journal({"file:/etc/x": {"value": "text", "generation": 1, "seq": 0}}), "file: value must be null or an object"),
+    (_journal({"file:/etc/x": {"value": {"content": 5}, "generation": 1, "seq": 0}}), "'content' must be a str"),
+    (_journal({"file:/etc/x": {"value": {"content": "", "mode": "rwx"}, "generation": 1, "seq": 0}}),
+     "mode 'rwx' is not an octal mode"),
+    (_journal({}, [_gen([], status="done")]), "status 'done'"),
+    (_journal({}, [_gen([]), _gen([])], 3), "id 1 appears twice"),
+    (_journal({}, [_gen([])], 1), "not below next_generation"),
+    (_journal({}, [_gen([{"key": "sysctl:a", "before": "1"}])]), "lacks after"),
+    (_journal({}, [_gen([{"key": "nope:a", "before": "1", "after": "2"}])]), "unknown prefix 'nope'"),
+    (_journal({}, [dict(_gen([]), owner="x")]), "unknown field"),
+    (json.dumps({"schema": 1, "originals": {}, "generations": [], "next_generation": 1, "x": 1}),
+     "unknown top-level field"),
+    (json.dumps({"schema": 1, "originals": {}, "generations": [], "next_generation": True}),
+     "'next_generation' is missing or not a int"),
+])
+def test_every_key_and_value_is_validated_on_load(host, tmp_path, content, message):
+    path = tmp_path / "var/lib/hpcnet-rdma/journal.json"
+    path.parent.mkdir(parents=True, mode=0o700)
+    path.write_text(content)
+    with pytest.raises(JournalError, match=message) as e:
+        Journal(host, JDIR).load()
+    assert "left untouched" in str(e.value)
+    assert path.read_text() == content
+
+
+def test_a_journal_the_collection_writes_passes_its_own_validation(host):
+    j = Journal(host, JDIR)
+    g = j.begin("m", _plan(("dir:/etc/ucx", False, True),
+                           ("file:/etc/ucx/ucx.conf", None, {"content": "x\n", "mode": "0644", "notify": "u"}),
+                           ("nic:data0:mtu", 1500, 9000), ("pkg:rdma-core", "absent", "installed")))
+    j.commit(g)
+    again = Journal(host, JDIR)
+    again.load()
+    assert again.data == j.data
+
+
+# ---------------------------------------------------------------- trust of the directory and files
+def _prepare(tmp_path, mode=0o700):
+    jdir = tmp_path / "var/lib/hpcnet-rdma"
+    jdir.mkdir(parents=True)
+    os.chmod(jdir, mode)
+    return jdir
+
+
+@pytest.mark.parametrize("case, message", [
+    ("group-writable", r"hpcnet-rdma is writable by group or others \(mode 0770\)"),
+    ("world-writable-sticky", r"hpcnet-rdma is writable by group or others \(mode 1777\)"),
+    ("parent-writable", r"lib is writable by group or others \(mode 0777\) without the sticky bit"),
+    ("foreign-owner", r"hpcnet-rdma is owned by uid 65534, not by root"),
+    ("foreign-parent", r"var is owned by uid 65534, not by root"),
+    ("foreign-symlink", r"symbolic link .*/var/lib/hpcnet-rdma is owned by uid 65534"),
+])
+def test_untrusted_journal_directory_is_refused(host, tmp_path, case, message):
+    jdir = _prepare(tmp_path)
+    if case == "group-writable":
+        os.chmod(jdir, 0o770)
+    elif case == "world-writable-sticky":
+        os.chmod(jdir, 0o1777)
+    elif case == "parent-writable":
+        os.chmod(jdir.parent, 0o777)
+    elif case == "foreign-owner":
+        os.chown(jdir, 65534, 65534)
+    elif case == "foreign-parent":
+        os.chown(jdir.parent.parent, 65534, 65534)
+    elif case == "foreign-symlink":
+        real = tmp_path / "real"
+        jdir.rename(real)
+        os.symlink(str(real), str(jdir))
+        os.lchown(str(jdir), 65534, 65534)
+    with pytest.raises(JournalError, match="journal_dir /var/lib/hpcnet-rdma is not trusted: .*" + message):
+        Journal(host, JDIR).load()
+
+
+def test_sticky_parent_and_root_symlink_are_trusted(host, tmp_path):
+    """A journal below a root-owned sticky directory (/tmp-like) is fine: nobody else can rename
+    or replace the root-owned entry below it.  So is a root-owned symlink to a trusted directory."""
+    jdir = _prepare(tmp_path)
+    os.chmod(jdir.parent, 0o1777)
+    Journal(host, JDIR).load()
+    real = tmp_path / "real"
+    os.chmod(jdir.parent, 0o755)
+    jdir.rename(real)
+    os.symlink("../../real", str(jdir))
+    j = Journal(host, JDIR)
+    j.commit(j.begin("m", _plan(("sysctl:a", "1", "2"))))
+    assert (real / "journal.json").exists()
+
+
+def test_missing_journal_directory_is_created_0700_and_trusted(host, tmp_path):
+    old = os.umask(0)
+    try:
+        j = Journal(host, JDIR)
+        j.begin("m", _plan(("sysctl:a", "1", "2")))
+    finally:
+        os.umask(old)
+    for d in ("var", "var/lib", "var/lib/hpcnet-rdma"):
+        assert oct(os.stat(tmp_path / d).st_mode & 0o7777) == "0o700", d
+    assert oct(os.stat(tmp_path / "var/lib/hpcnet-rdma/journal.json").st_mode & 0o777) == "0o600"
+
+
+def test_symlinked_journal_file_is_refused_and_left_untouched(host, tmp_path):
+    jdir = _prepare(tmp_path)
+    victim = tmp_path / "victim"
+    victim.write_text(_journal())
+    os.symlink(str(victim), str(jdir / "journal.json"))
+    with pytest.raises(JournalError, match="journal.json is a symbolic link; refusing to follow it"):
+        Journal(host, JDIR).load()
+    assert victim.read_text() == _journal() and os.path.islink(str(jdir / "journal.json"))
+
+
+@pytest.mark.parametrize("mode, owner, message", [
+    (0o620, 0, r"writable by group or others \(mode 0620\)"),
+    (0o600, 65534, "owned by uid 65534"),
+])
+def test_untrusted_journal_file_is_refused(host, tmp_path, mode, owner, message):
+    jdir = _prepare(tmp_path)
+    path = jdir / "journal.json"
+    path.write_text(_journal())
+    os.chmod(path, mode)
+    os.chown(path, owner, 0)
+    with pytest.raises(JournalError, match="journal.json is not trusted: .*" + message):
+        Journal(host, JDIR).load()
+
+
+def test_symlinked_lock_is_refused_and_its_target_untouched(tmp_path):
+    jdir = _prepare(tmp_path)
+    victim = tmp_path / "etc-shadow"
+    victim.write_text("root:x:0:\n")
+    os.symlink(str(victim), str(jdir / "lock"))
+    with pytest.raises(HostError, match="lock .* is a symbolic link; refusing to follow it"):
+        with Host(root=str(tmp_path)).lock(JDIR + "/lock"):
+            pass
+    assert victim.read_text() == "root:x:0:\n"
+
+
+def test_foreign_lock_file_is_refused(tmp_path):
+    jdir = _prepare(tmp_path)
+    (jdir / "lock").write_text("")
+    os.chmod(jdir / "lock", 0o666)
+    with pytest.raises(HostError, match=r"lock .* is not trusted: writable by group or others \(mode 0666\)"):
+        with Host(root=str(tmp_path)).lock(JDIR + "/lock"):
+            pass
+
+
+# ---------------------------------------------------------------- empty journals, sweep, reconcile, partial rollback
+def test_a_journal_left_empty_is_removed_not_written(host, tmp_path):
+    j = Journal(host, JDIR)
+    g = j.begin("m", _plan(("sysctl:a", "1", "2")))
+    j.discard(g)
+    assert not (tmp_path / "var/lib/hpcnet-rdma/journal.json").exists()
+    assert Journal(host, JDIR).load()["generations"] == []
+
+
+def test_sweep_removes_only_journal_temp_files(host, tmp_path):
+    jdir = _prepare(tmp_path)
+    (jdir / ".journal-abc.tmp").write_text("{")
+    (jdir / "notes.tmp").write_text("x")
+    assert Journal(host, JDIR).sweep() == [".journal-abc.tmp"]
+    assert sorted(os.listdir(jdir)) == ["notes.tmp"]
+
+
+def test_reconcile_keeps_what_reached_the_node_and_every_original(host):
+    j = Journal(host, JDIR)
+    j.commit(j.begin("m", _plan(("sysctl:a", "1", "2"))))
+    g2 = j.begin("m", _plan(("sysctl:a", "2", "3"), ("sysctl:b", "7", "8"), ("sysctl:c", "0", "1")))
+    assert [g["id"] for g in j.interrupted()] == [g2]
+    j.reconcile(g2, ["sysctl:a", "sysctl:c"])
+    again = Journal(host, JDIR)
+    again.load()
+    gen = again.generations()[-1]
+    assert gen["status"] == "applied" and gen["reconciled"] and [c["key"] for c in gen["changes"]] == ["sysctl:b"]
+    # a's original belongs to generation 1 and stays; c was never changed, so its original goes
+    assert again.originals() == {"sysctl:a": "1", "sysctl:b": "7"}
+    assert again.interrupted() == []
+
+
+def test_reconcile_of_a_generation_that_changed_nothing_removes_it(host, tmp_path):
+    j = Journal(host, JDIR)
+    g = j.begin("m", _plan(("sysctl:a", "1", "2")))
+    j.reconcile(g, ["sysctl:a"])
+    assert not (tmp_path / "var/lib/hpcnet-rdma/journal.json").exists()
+
+
+def test_partial_rollback_keeps_exactly_the_unrestored_originals(host):
+    j = Journal(host, JDIR)
+    j.commit(j.begin("m", _plan(("sysctl:a", "1", "2"), ("nic:gone:mtu", 1500, 9000))))
+    j.commit(j.begin("m", _plan(("sysctl:b", "7", "8"), ("nic:gone:mtu", 9000, 4000))))
+    j.restored(["sysctl:a", "sysctl:b"])
+    assert j.originals() == {"nic:gone:mtu": 1500}
+    assert [(g["id"], [c["key"] for c in g["changes"]]) for g in j.generations()] == [
+        (1, ["nic:gone:mtu"]), (2, ["nic:gone:mtu"])]
+    j.restored(["nic:gone:mtu"])
+    assert j.is_empty()
+
+
+def test_partial_rollback_of_the_last_generation(host):
+    j = Journal(host, JDIR)
+    j.commit(j.begin("m", _plan(("sysctl:a", "1", "2"))))
+    j.commit(j.begin("m", _plan(("sysctl:a", "2", "3"), ("sysctl:b", "7", "8"), ("kmod:ib_core", "absent", "loaded"))))
+    j.restored(["sysctl:a", "sysctl:b"], gen_id=2)
+    assert j.originals() == {"sysctl:a": "1", "kmod:ib_core": "absent"}
+    assert [(g["id"], [c["key"] for c in g["changes"]]) for g in j.generations()] == [
+        (1, ["sysctl:a"]), (2, ["kmod:ib_core"])]
+    j.restored(["kmod:ib_core"], gen_id=2)
+    assert [g["id"] for g in j.generations()] == [1] and j.originals() == {"sysctl:a": "1"}
