@@ -9,6 +9,8 @@ DOCUMENTATION = r"""
 module: irq_affinity
 short_description: NUMA-aware NIC queue IRQ affinity that coexists with irqbalance and survives reboots
 version_added: 0.1.0
+author:
+  - hpcnet.rdma contributors (@hpcnet)
 description:
   - Finds each selected NIC's queue interrupts (its C(msi_irqs) in sysfs, named in
     C(/proc/interrupts) such as C(mlx5_comp3@pci:0000:3b:00.0), C(ice-eth0-TxRx-5),
@@ -23,17 +25,6 @@ description:
     live and bake mode.
   - Verifies each written mask by reading it back and reports C(effective_affinity_list); IRQs the
     kernel refuses (managed IRQs on some drivers) are named in RV(refused), not failures.
-author:
-  - hpcnet.rdma contributors (@hpcnet)
-extends_documentation_fragment:
-  - hpcnet.rdma.journal
-attributes:
-  check_mode:
-    support: full
-    description: Predicts exactly the masks and files a real run writes, and writes nothing.
-  diff_mode:
-    support: full
-    description: Shows each IRQ's cpulist before and after, and every file.
 options:
   interfaces:
     description: Interfaces whose queue IRQs to pin, each with an optional policy overriding the module-level one.
@@ -75,13 +66,16 @@ options:
     type: str
     choices: [ban, stop, leave]
     default: ban
-  mode:
-    description:
-      - C(runtime) writes the masks only; C(persist) installs only the boot-time applier (image
-        bake; interfaces are not inspected); C(both) does both.
-    type: str
-    choices: [runtime, persist, both]
-    default: both
+attributes:
+  diff_mode:
+    details: Shows each IRQ's cpulist before and after, and every file.
+extends_documentation_fragment:
+  - hpcnet.rdma.attributes
+  - hpcnet.rdma.journal
+  - hpcnet.rdma.mode
+notes:
+  - O(mode=runtime) writes the masks only; O(mode=persist) installs only the boot-time applier and does
+    not inspect the interfaces.
 """
 
 EXAMPLES = r"""
@@ -149,13 +143,13 @@ generation:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _irq, _irqplan, _service
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _irq, _irqplan, _service, _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils._engine import Engine
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
 
 _POLICY = dict(type="str", choices=list(_irq.POLICIES))
 
-ARGUMENT_SPEC = dict(
+ARGUMENT_SPEC = _spec.argument_spec(dict(
     interfaces=dict(type="list", elements="dict", required=True, options=dict(
         name=dict(type="str", required=True),
         policy=_POLICY,
@@ -166,9 +160,7 @@ ARGUMENT_SPEC = dict(
     policy=dict(_POLICY, default="spread-local"),
     reserved_cpus=dict(type="str", default=""),
     irqbalance=dict(type="str", choices=["ban", "stop", "leave"], default="ban"),
-    mode=dict(type="str", choices=["runtime", "persist", "both"], default="both"),
-    journal_dir=dict(type="path", default="/var/lib/hpcnet-rdma"),
-)
+), _spec.MODE, _spec.JOURNAL_DIR)
 
 
 def entries_of(params: dict) -> list:

@@ -9,6 +9,8 @@ DOCUMENTATION = r"""
 module: managed_files
 short_description: Write whole configuration files through the journal, so rollback restores them exactly
 version_added: 0.1.0
+author:
+  - hpcnet.rdma contributors (@hpcnet)
 description:
   - Brings several files to the given content and mode (or removes them) in one call, atomically
     (temp file, fsync, rename), recording each file's original - content and mode, or its absence - in
@@ -19,17 +21,6 @@ description:
     C(ansible.builtin.template) lookup.
   - Used by the hpcnet.rdma.fabric_app_config role for C(/etc/nccl.conf), C(/etc/ucx/ucx.conf) and
     C(/etc/openmpi/openmpi-mca-params.conf).
-author:
-  - hpcnet.rdma contributors (@hpcnet)
-extends_documentation_fragment:
-  - hpcnet.rdma.journal
-attributes:
-  check_mode:
-    support: full
-    description: Predicts exactly the changes a real run makes and writes nothing.
-  diff_mode:
-    support: full
-    description: Shows each file before and after.
 options:
   files:
     description: The files, each given once.
@@ -53,6 +44,12 @@ options:
         type: str
         choices: [present, absent]
         default: present
+attributes:
+  diff_mode:
+    details: Shows each file before and after.
+extends_documentation_fragment:
+  - hpcnet.rdma.attributes
+  - hpcnet.rdma.journal
 """
 
 EXAMPLES = r"""
@@ -96,20 +93,19 @@ import re
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _files
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils._engine import Engine
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
-ARGUMENT_SPEC = dict(
+ARGUMENT_SPEC = _spec.argument_spec(dict(
     files=dict(type="list", elements="dict", required=True, options=dict(
         path=dict(type="path", required=True),
         content=dict(type="str"),
         mode=dict(type="str", default="0644"),
         state=dict(type="str", choices=["present", "absent"], default="present"),
     )),
-    journal_dir=dict(type="path", default="/var/lib/hpcnet-rdma"),
-)
+), _spec.JOURNAL_DIR)
 
 _MODE = re.compile(r"^0?[0-7]{3}$")
 

@@ -9,6 +9,8 @@ DOCUMENTATION = r"""
 module: rdma_packages
 short_description: Install distro packages (the RDMA user-space stack) and journal exactly what was added
 version_added: 0.1.0
+author:
+  - hpcnet.rdma contributors (@hpcnet)
 description:
   - Installs the given packages with the distribution's package manager (C(apt-get) on Debian and
     Ubuntu, C(dnf) on RHEL, Rocky and Alma), non-interactively, and records in the journal every
@@ -24,17 +26,6 @@ description:
     packages something else installed later. A package that was in Debian's C(config-files) state
     before goes back to it.
   - This is a present-only module; removing what it installed is M(hpcnet.rdma.tuning_state)'s job.
-author:
-  - hpcnet.rdma contributors (@hpcnet)
-extends_documentation_fragment:
-  - hpcnet.rdma.journal
-attributes:
-  check_mode:
-    support: full
-    description: Runs the package manager's simulation and reports exactly the packages a real run installs; installs nothing.
-  diff_mode:
-    support: full
-    description: Shows each package's state before and after.
 options:
   packages:
     description: Package names in the node's distribution (no versions, no paths).
@@ -51,6 +42,14 @@ options:
         package is missing. Not run in check mode. The lists are caches and are not journaled.
     type: bool
     default: false
+attributes:
+  check_mode:
+    details: Runs the package manager's simulation and reports exactly the packages a real run installs; installs nothing.
+  diff_mode:
+    details: Shows each package's state before and after.
+extends_documentation_fragment:
+  - hpcnet.rdma.attributes
+  - hpcnet.rdma.journal
 notes:
   - Maintainer scripts may leave things a purge does not undo; on Debian, C(libibverbs1) creates the
     system group C(rdma) and it stays after rollback.
@@ -111,16 +110,15 @@ generation:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _pkg
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _pkg, _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils._engine import Engine
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 
-ARGUMENT_SPEC = dict(
+ARGUMENT_SPEC = _spec.argument_spec(dict(
     packages=dict(type="list", elements="str", required=True),
     install_recommends=dict(type="bool", default=False),
     update_cache=dict(type="bool", default=False),
-    journal_dir=dict(type="path", default="/var/lib/hpcnet-rdma"),
-)
+), _spec.JOURNAL_DIR)
 
 
 def run(module, host: Host) -> dict:

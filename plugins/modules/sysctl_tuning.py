@@ -9,6 +9,8 @@ DOCUMENTATION = r"""
 module: sysctl_tuning
 short_description: Set many kernel parameters in one call, live and persisted, with rollback
 version_added: 0.1.0
+author:
+  - hpcnet.rdma contributors (@hpcnet)
 description:
   - Sets every given sysctl in one task, at runtime through C(/proc/sys), persisted into one file
     this collection owns in C(/etc/sysctl.d), or both.
@@ -19,17 +21,6 @@ description:
     the task fails on it unless O(on_unsettable=warn).
   - Warns when another sysctl.d file applied later at boot would override one of the values.
   - Originals are recorded in the journal; roll back with M(hpcnet.rdma.tuning_state).
-author:
-  - hpcnet.rdma contributors (@hpcnet)
-extends_documentation_fragment:
-  - hpcnet.rdma.journal
-attributes:
-  check_mode:
-    support: full
-    description: Predicts exactly the changes a real run makes and writes nothing.
-  diff_mode:
-    support: full
-    description: Shows runtime values before and after, and the persisted file.
 options:
   sysctls:
     description:
@@ -37,13 +28,6 @@ options:
       - Values are integers, strings, or lists for multi-value keys.
     type: dict
     required: true
-  mode:
-    description:
-      - C(runtime) writes C(/proc/sys) only; C(persist) writes only the sysctl.d file (image bake);
-        C(both) does both.
-    type: str
-    choices: [runtime, persist, both]
-    default: both
   file:
     description: The sysctl.d file this collection owns and rewrites completely.
     type: path
@@ -64,6 +48,13 @@ options:
     type: str
     choices: [auto, host, container]
     default: auto
+attributes:
+  diff_mode:
+    details: Shows runtime values before and after, and the persisted file.
+extends_documentation_fragment:
+  - hpcnet.rdma.attributes
+  - hpcnet.rdma.journal
+  - hpcnet.rdma.mode
 """
 
 EXAMPLES = r"""
@@ -128,19 +119,17 @@ generation:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _sysctl
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _spec, _sysctl
 from ansible_collections.hpcnet.rdma.plugins.module_utils._engine import Engine
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
 
 
-ARGUMENT_SPEC = dict(
+ARGUMENT_SPEC = _spec.argument_spec(dict(
     sysctls=dict(type="dict", required=True),
-    mode=dict(type="str", choices=["runtime", "persist", "both"], default="both"),
     file=dict(type="path", default=_sysctl.DEFAULT_FILE),
     on_unsettable=dict(type="str", choices=["fail", "warn"], default="fail"),
     context=dict(type="str", choices=["auto", "host", "container"], default="auto"),
-    journal_dir=dict(type="path", default="/var/lib/hpcnet-rdma"),
-)
+), _spec.MODE, _spec.JOURNAL_DIR)
 
 
 def run(module, host: Host) -> dict:

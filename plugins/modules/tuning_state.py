@@ -9,6 +9,8 @@ DOCUMENTATION = r"""
 module: tuning_state
 short_description: Show what hpcnet.rdma tuned on a node, and roll it back exactly
 version_added: 0.1.0
+author:
+  - hpcnet.rdma contributors (@hpcnet)
 description:
   - O(action=status) reports every key the collection changed, its original, its current value and
     the journal's generations (one per module call that changed something). It changes nothing.
@@ -17,17 +19,6 @@ description:
     created are removed. O(scope=all) restores everything and empties the journal; O(scope=last) undoes
     only the newest generation.
   - The journal is on disk, so rollback also works after a reboot.
-author:
-  - hpcnet.rdma contributors (@hpcnet)
-extends_documentation_fragment:
-  - hpcnet.rdma.journal
-attributes:
-  check_mode:
-    support: full
-    description: Rollback in check mode predicts exactly what it would restore and writes nothing.
-  diff_mode:
-    support: full
-    description: Shows each restored runtime value and file.
 options:
   action:
     description: C(status) reads the journal; C(rollback) restores originals.
@@ -39,6 +30,14 @@ options:
     type: str
     choices: [all, last]
     default: all
+attributes:
+  check_mode:
+    details: Rollback in check mode predicts exactly what it would restore and writes nothing.
+  diff_mode:
+    details: Shows each restored runtime value and file.
+extends_documentation_fragment:
+  - hpcnet.rdma.attributes
+  - hpcnet.rdma.journal
 """
 
 EXAMPLES = r"""
@@ -88,7 +87,7 @@ current:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _engine
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _engine, _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
@@ -105,11 +104,10 @@ def _status(host: Host, journal: _engine.Journal) -> dict:
     return {"generations": gens, "tuned": tuned}
 
 
-ARGUMENT_SPEC = dict(
+ARGUMENT_SPEC = _spec.argument_spec(dict(
     action=dict(type="str", choices=["status", "rollback"], default="status"),
     scope=dict(type="str", choices=["all", "last"], default="all"),
-    journal_dir=dict(type="path", default="/var/lib/hpcnet-rdma"),
-)
+), _spec.JOURNAL_DIR)
 
 
 def run(module, host: Host) -> dict:
