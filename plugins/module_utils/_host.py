@@ -270,29 +270,6 @@ class Host:
             raise command_error(argv, rc, msg, is_not_supported(msg))
         return out
 
-    # ------------------------------------------------------------------ network
-    def interfaces(self) -> List[str]:
-        return self.listdir("/sys/class/net")
-
-    def iface_driver(self, ifname: str) -> Optional[str]:
-        target = self.readlink("/sys/class/net/%s/device/driver" % ifname)
-        if target:
-            return os.path.basename(target)
-        kind = None
-        for link in self.ip_links():
-            if link["ifname"] == ifname:
-                kind = link.get("kind")
-        return kind
-
-    def ip_links(self) -> List[Dict[str, Any]]:
-        return _parse.parse_ip_link_json(self.run_ok(["ip", "-j", "-d", "link", "show"]))
-
-    def ip_addrs(self) -> Dict[str, List[Dict[str, Any]]]:
-        return _parse.parse_ip_addr_json(self.run_ok(["ip", "-j", "addr", "show"]))
-
-    def set_mtu(self, ifname: str, mtu: int) -> None:
-        self.run_ok(["ip", "link", "set", "dev", ifname, "mtu", str(mtu)])
-
     # ------------------------------------------------------------------ DCB / RDMA tools
     def dcb_show(self, obj: str, ifname: str) -> Any:
         """Parsed ``dcb -j OBJ show dev IF`` (pfc, app, apptrust); NotSupported when the driver

@@ -26,74 +26,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import (  # n
 __all__ = [
     "ParseError",
     "is_not_supported",
-    "parse_ip_addr_json",
-    "parse_ip_link_json",
 ]
-
-
-def _load_json_list(text: str, tool: str) -> List[Dict[str, Any]]:
-    data = load_json_list(text, tool, "interfaces")
-    for index, item in enumerate(data):
-        if not isinstance(item.get("ifname"), str):
-            raise ParseError("%s: entry %d has no 'ifname' field" % (tool, index))
-    return data
-
-
-def parse_ip_link_json(text: str) -> List[Dict[str, Any]]:
-    """Parse ``ip -j -d link show`` into one dict per interface, in the order printed.
-
-    Keys: ifname, ifindex, mtu, min_mtu, max_mtu, operstate, address, permaddr, link_type,
-    flags (list), master, kind (``linkinfo.info_kind``), parentbus, parentdev, numtxqueues,
-    numrxqueues.  Anything the tool did not print is None (flags: []); min_mtu, max_mtu,
-    parentbus, parentdev and the queue counts need ``-d``.
-    """
-    tool = "ip -j link"
-    result = []  # type: List[Dict[str, Any]]
-    for item in _load_json_list(text, tool):
-        linkinfo = item.get("linkinfo")
-        kind = linkinfo.get("info_kind") if isinstance(linkinfo, dict) else None
-        flags = item.get("flags")
-        result.append({
-            "ifname": item["ifname"],
-            "ifindex": item.get("ifindex"),
-            "mtu": item.get("mtu"),
-            "min_mtu": item.get("min_mtu"),
-            "max_mtu": item.get("max_mtu"),
-            "operstate": item.get("operstate"),
-            "address": item.get("address"),
-            "permaddr": item.get("permaddr"),
-            "link_type": item.get("link_type"),
-            "flags": list(flags) if isinstance(flags, list) else [],
-            "master": item.get("master"),
-            "kind": kind,
-            "parentbus": item.get("parentbus"),
-            "parentdev": item.get("parentdev"),
-            # iproute2 prints "num_tx_queues" in JSON ("numtxqueues" in text mode); accept both
-            "numtxqueues": item.get("num_tx_queues", item.get("numtxqueues")),
-            "numrxqueues": item.get("num_rx_queues", item.get("numrxqueues")),
-        })
-    return result
-
-
-def parse_ip_addr_json(text: str) -> Dict[str, List[Dict[str, Any]]]:
-    """Parse ``ip -j addr show`` into ``{ifname: [{"family", "local", "prefixlen"}, ...]}``.
-
-    Every interface printed is a key (an empty list when it has no address); addr_info
-    entries without a ``local`` address are skipped.
-    """
-    tool = "ip -j addr"
-    result = {}  # type: Dict[str, List[Dict[str, Any]]]
-    for item in _load_json_list(text, tool):
-        addrs = result.setdefault(item["ifname"], [])
-        addr_info = item.get("addr_info") or []
-        if not isinstance(addr_info, list):
-            raise ParseError("%s: 'addr_info' of %s is not a list" % (tool, item["ifname"]))
-        for addr in addr_info:
-            if not isinstance(addr, dict) or "local" not in addr:
-                continue
-            addrs.append({"family": addr.get("family"), "local": addr["local"], "prefixlen": addr.get("prefixlen")})
-    return result
-
 
 
 # --------------------------------------------------------------------------- DCB / RoCE tools

@@ -1,0 +1,118 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""iproute2's ``ip``: its argv table, the parsers of ``ip -j link`` / ``ip -j addr``, and the
+network interfaces of the node (``/sys/class/net``)."""
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Optional
+
+from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError, load_json_list
+from ansible_collections.hpcnet.rdma.plugins.module_utils._runner import Tool
+
+
+def _load_json_list(text: str, tool: str) -> List[Dict[str, Any]]:
+    data = load_json_list(text, tool, "interfaces")
+    for index, item in enumerate(data):
+        if not isinstance(item.get("ifname"), str):
+            raise ParseError("%s: entry %d has no 'ifname' field" % (tool, index))
+    return data
+
+
+def parse_ip_link_json(text: str) -> List[Dict[str, Any]]:
+    """Parse ``ip -j -d link show`` into one dict per interface, in the order printed.
+
+    Keys: ifname, ifindex, mtu, min_mtu, max_mtu, operstate, address, permaddr, link_type,
+    flags (list), master, kind (``linkinfo.info_kind``), parentbus, parentdev, numtxqueues,
+    numrxqueues.  Anything the tool did not print is None (flags: []); min_mtu, max_mtu,
+    parentbus, parentdev and the queue counts need ``-d``.
+    """
+    tool = "ip -j link"
+    result = []  # type: List[Dict[str, Any]]
+    for item in _load_json_list(text, tool):
+        linkinfo = item.get("linkinfo")
+        kind = linkinfo.get("info_kind") if isinstance(linkinfo, dict) else None
+        flags = item.get("flags")
+        result.append({
+            "ifname": item["ifname"],
+            "ifindex": item.get("ifindex"),
+            "mtu": item.get("mtu"),
+            "min_mtu": item.get("min_mtu"),
+            "max_mtu": item.get("max_mtu"),
+            "operstate": item.get("operstate"),
+            "address": item.get("address"),
+            "permaddr": item.get("permaddr"),
+            "link_type": item.get("link_type"),
+            "flags": list(flags) if isinstance(flags, list) else [],
+            "master": item.get("master"),
+            "kind": kind,
+            "parentbus": item.get("parentbus"),
+            "parentdev": item.get("parentdev"),
+            # iproute2 prints "num_tx_queues" in JSON ("numtxqueues" in text mode); accept both
+            "numtxqueues": item.get("num_tx_queues", item.get("numtxqueues")),
+            "numrxqueues": item.get("num_rx_queues", item.get("numrxqueues")),
+        })
+    return result
+
+
+def parse_ip_addr_json(text: str) -> Dict[str, List[Dict[str, Any]]]:
+    """Parse ``ip -j addr show`` into ``{ifname: [{"family", "local", "prefixlen"}, ...]}``.
+
+    Every interface printed is a key (an empty list when it has no address); addr_info
+    entries without a ``local`` address are skipped.
+    """
+    tool = "ip -j addr"
+    result = {}  # type: Dict[str, List[Dict[str, Any]]]
+    for item in _load_json_list(text, tool):
+        addrs = result.setdefault(item["ifname"], [])
+        addr_info = item.get("addr_info") or []
+        if not isinstance(addr_info, list):
+            raise ParseError("%s: 'addr_info' of %s is not a list" % (tool, item["ifname"]))
+        for addr in addr_info:
+            if not isinstance(addr, dict) or "local" not in addr:
+                continue
+            addrs.append({"family": addr.get("family"), "local": addr["local"], "prefixlen": addr.get("prefixlen")})
+    return result
+
+
+# --------------------------------------------------------------------------- the tool
+IP = Tool("ip", {
+    "links": ["-j", "-d", "link", "show"],
+    "addrs": ["-j", "addr", "show"],
+    "set_mtu": ["link", "set", "dev", "{ifname}", "mtu", "{mtu}"],
+}, parsers={"links": parse_ip_link_json, "addrs": parse_ip_addr_json})
+
+
+def links(host: Host) -> List[Dict[str, Any]]:
+    """Every link as :func:`parse_ip_link_json` returns it (``ip -j -d link show``)."""
+    return IP.call(host, "links")
+
+
+def addrs(host: Host) -> Dict[str, List[Dict[str, Any]]]:
+    """``{ifname: [addresses]}`` as :func:`parse_ip_addr_json` returns it (``ip -j addr show``)."""
+    return IP.call(host, "addrs")
+
+
+def set_mtu(host: Host, ifname: str, mtu: int) -> None:
+    IP.call(host, "set_mtu", ifname=ifname, mtu=mtu)
+
+
+def interfaces(host: Host) -> List[str]:
+    """Names of the node's network interfaces, sorted (``/sys/class/net``)."""
+    return host.listdir("/sys/class/net")
+
+
+def iface_driver(host: Host, ifname: str) -> Optional[str]:
+    """The kernel driver behind an interface (its device's driver link), else its link kind
+    (``veth``, ``bond`` ...) from ``ip -d link``, else None."""
+    target = host.readlink("/sys/class/net/%s/device/driver" % ifname)
+    if target:
+        return os.path.basename(target)
+    kind = None
+    for link in links(host):
+        if link["ifname"] == ifname:
+            kind = link.get("kind")
+    return kind
