@@ -7,37 +7,53 @@
 check mode → diff → journal ``before`` → apply → read back and verify → journal commit; on any
 failure the changes this call already made are reverted and the message names the key.
 
-Each domain (``sysctl``, ``nic``, ``file``) supplies ``read_value(host, target)``,
-``write_value(host, target, value)`` and ``same(actual, wanted)``; the registry below is the only
-place that maps a journal key to code, so rollback can restore any key any module wrote.
+Each journal key prefix (``sysctl:``, ``nic:``, ``file:``, ...) belongs to a domain that supplies
+``read_value(host, target)``, ``write_value(host, target, value)`` and ``same(actual, wanted)``
+(the contract: ``_domain.Domain``).  An engine knows only the domains its module writes, handed to
+it as the domain files' ``DOMAINS`` maps, plus ``file:`` and ``dir:`` (parent directories), so a
+module's payload carries only its own domains; ``tuning_state`` hands it all of them
+(``_registry``), so rollback can restore any key any module wrote.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _irq, _link, _qos, _service, _sysctl
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _pkg, _rdma
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _files
+from ansible_collections.hpcnet.rdma.plugins.module_utils._domain import Domain, DomainMap, Refused
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._journal import DEFAULT_DIR, Journal, JournalError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Change, Plan, render_diff
 
-DOMAINS = {
-    "sysctl": _sysctl,
-    "nic": _link,
-    "file": _files,
-    "irq": _irq,
-    "service": _service,
-    "pkg": _pkg,
-    "kmod": _rdma.KMOD,
-    "rxe": _rdma.RXE,
-    "rdma": _rdma.RDMA_SYSTEM,
-    "devnode": _rdma.DEVNODE,
-    "dir": _files.DIRS,
-    "dcb": _qos.DCB,
-    "mlnx_qos": _qos.MLNX_QOS,
-    "ecn": _qos.ECN,
-    "rdmacm": _qos.RDMACM,
-}
+
+class Domains(object):
+    """Journal key prefix → domain: the maps given, plus ``file:`` and ``dir:`` that every engine
+    needs for the parent directories it plans (:func:`with_parent_dirs`)."""
+
+    def __init__(self, *maps: DomainMap) -> None:
+        self._by_prefix: Dict[str, Domain] = {}
+        for m in (_files.DOMAINS,) + maps:
+            for prefix, domain in m.items():
+                if self._by_prefix.get(prefix, domain) is not domain:
+                    raise ValueError("two domains claim the journal key prefix %r" % prefix)
+                self._by_prefix[prefix] = domain
+
+    def prefixes(self) -> List[str]:
+        return sorted(self._by_prefix)
+
+    def of(self, key: str) -> Domain:
+        name = key.split(":", 1)[0]
+        if name not in self._by_prefix:
+            raise HostError("journal key %r belongs to no known domain (%s)" % (key, ", ".join(self.prefixes())))
+        return self._by_prefix[name]
+
+    def read_value(self, host: Host, key: str) -> Any:
+        return self.of(key).read_value(host, key.split(":", 1)[1])
+
+    def write_value(self, host: Host, key: str, value: Any) -> None:
+        self.of(key).write_value(host, key.split(":", 1)[1], value)
+
+    def same(self, key: str, actual: Any, wanted: Any) -> bool:
+        return bool(self.of(key).same(actual, wanted))
 
 
 class ApplyError(Exception):
@@ -46,25 +62,6 @@ class ApplyError(Exception):
     def __init__(self, msg: str, reverted: bool) -> None:
         Exception.__init__(self, msg)
         self.reverted = reverted
-
-
-def _domain(key: str) -> Any:
-    name = key.split(":", 1)[0]
-    if name not in DOMAINS:
-        raise HostError("journal key %r belongs to no known domain (%s)" % (key, ", ".join(sorted(DOMAINS))))
-    return DOMAINS[name]
-
-
-def read_value(host: Host, key: str) -> Any:
-    return _domain(key).read_value(host, key.split(":", 1)[1])
-
-
-def write_value(host: Host, key: str, value: Any) -> None:
-    _domain(key).write_value(host, key.split(":", 1)[1], value)
-
-
-def same(key: str, actual: Any, wanted: Any) -> bool:
-    return bool(_domain(key).same(actual, wanted))
 
 
 def with_parent_dirs(host: Host, plan: Plan, previous: Dict[str, Any]) -> Plan:
@@ -90,11 +87,11 @@ def with_parent_dirs(host: Host, plan: Plan, previous: Dict[str, Any]) -> Plan:
     return out
 
 
-def apply_plan(host: Host, plan: Plan) -> Tuple[List[Change], List[Dict[str, str]]]:
+def apply_plan(host: Host, plan: Plan, domains: Domains) -> Tuple[List[Change], List[Dict[str, str]]]:
     """Apply every change in order, verify each by reading it back; all-or-nothing.
 
-    Returns the changes with ``after`` replaced by the value read back, and the changes the kernel
-    refused (a domain's ``Refused``: nothing changed for that key, e.g. a kernel-managed IRQ) as
+    Returns the changes with ``after`` replaced by the value read back, and the changes the node
+    refused (``_domain.Refused``: nothing changed for that key, e.g. a kernel-managed IRQ) as
     named results.  On any other failure reverts what was applied (newest first) and raises
     :class:`ApplyError` naming the key.
     """
@@ -104,25 +101,22 @@ def apply_plan(host: Host, plan: Plan) -> Tuple[List[Change], List[Dict[str, str
     try:
         for c in plan:
             current = c
-            refusal = getattr(_domain(c.key), "Refused", None)
             try:
-                write_value(host, c.key, c.after)
-            except Exception as e:  # only the domain's own Refused is tolerated
-                if refusal is None or not isinstance(e, refusal):
-                    raise
+                domains.write_value(host, c.key, c.after)
+            except Refused as e:  # a named result; any other error fails and reverts the call
                 refused.append({"key": c.key, "reason": str(e)})
                 continue
             applied.append(c)
         verified = []
         for c in applied:
             current = c
-            actual = read_value(host, c.key)
-            if not same(c.key, actual, c.after):
+            actual = domains.read_value(host, c.key)
+            if not domains.same(c.key, actual, c.after):
                 raise HostError("read back %r after writing %r" % (actual, c.after))
             verified.append(Change(c.key, c.before, actual))
         return verified, refused
     except HostError as e:
-        problems = _revert(host, applied)
+        problems = _revert(host, applied, domains)
         msg = "%s: %s" % (current.key if current else "plan", e)
         if applied:
             msg += "; reverted %d earlier change(s) of this call" % len(applied)
@@ -132,22 +126,27 @@ def apply_plan(host: Host, plan: Plan) -> Tuple[List[Change], List[Dict[str, str
         raise ApplyError(msg, reverted=not problems)
 
 
-def _revert(host: Host, applied: List[Change]) -> List[str]:
+def _revert(host: Host, applied: List[Change], domains: Domains) -> List[str]:
     problems = []
     for c in reversed(applied):
         try:
-            write_value(host, c.key, c.before)
+            domains.write_value(host, c.key, c.before)
         except HostError as e:
             problems.append("%s (%s)" % (c.key, e))
     return problems
 
 
 class Engine(object):
-    """Binds a module, its Host and the journal for one call."""
+    """Binds a module, its Host, the domains it writes and the journal for one call.
 
-    def __init__(self, module: Any, host: Host, journal_dir: str = DEFAULT_DIR) -> None:
+    ``domains``: the ``DOMAINS`` maps of the domain files whose keys the module plans, e.g.
+    ``(_sysctl.DOMAINS,)``; ``file:`` and ``dir:`` are always there."""
+
+    def __init__(self, module: Any, host: Host, journal_dir: str = DEFAULT_DIR, *,
+                 domains: Sequence[DomainMap]) -> None:
         self.module = module
         self.host = host
+        self.domains = Domains(*domains)
         self.journal = Journal(host, journal_dir)
         self.journal_dir = journal_dir
 
@@ -226,7 +225,7 @@ class Engine(object):
             return out
         gen = self.journal.begin(name, plan) if record else None
         try:
-            verified, refused = apply_plan(self.host, plan)
+            verified, refused = apply_plan(self.host, plan, self.domains)
         except ApplyError as e:
             if gen is not None and e.reverted:
                 self.journal.discard(gen)

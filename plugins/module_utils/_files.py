@@ -5,6 +5,7 @@
 """The ``file`` domain: whole files the collection owns (sysctl.d, .link, units, ...)."""
 from __future__ import annotations
 
+import sys
 from typing import Any, Dict
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import FileState, Host
@@ -77,6 +78,10 @@ class _Dirs(object):
 
 
 DIRS = _Dirs()
+
+# the domain contract (_domain.Domain): file: is this file's read_value, write_value and same;
+# every engine has both, since it plans the parent directories of the files it creates
+DOMAINS = {"file": sys.modules[__name__], "dir": DIRS}
 
 
 def missing_parents(host: Host, path: str) -> list:

@@ -29,10 +29,6 @@ _QUEUE_RE = re.compile(r"(comp\d+|TxRx-\d+|-(?:input|output)\.\d+$|-(?:rx|tx|fp)
 _QUEUE_NUM_RE = re.compile(r"(\d+)(?:@.*)?$")
 
 
-class Refused(Exception):
-    """The kernel refused the new affinity (managed IRQs answer EIO); nothing changed."""
-
-
 # ---------------------------------------------------------------------- cpulists
 def parse_cpulist(text: str, field: str = "cpulist") -> List[int]:
     """Kernel cpulist syntax (``0-3,8,10-11``, also ``0-15:2`` strides) → sorted CPU numbers."""
@@ -239,7 +235,7 @@ def write_value(host: Any, name: str, value: str) -> None:
         host.write_proc("/proc/irq/%d/smp_affinity_list" % irq, value)
     except Exception as e:  # the Host wraps OSError; EIO means a kernel-managed IRQ
         if "Input/output error" in str(e) or "Permission denied" in str(e):
-            raise Refused("kernel refused affinity %s for %s (IRQ %d): %s" % (value, name, irq, e))
+            raise _refused("kernel refused affinity %s for %s (IRQ %d): %s" % (value, name, irq, e))
         raise
 
 
@@ -249,6 +245,10 @@ def same(actual: Any, wanted: Any) -> bool:
     return parse_cpulist(actual) == parse_cpulist(wanted)
 
 
+# the domain contract (_domain.Domain): this file's read_value, write_value and same
+DOMAINS = {"irq": sys.modules[__name__]}
+
+
 def _host_error(msg: str) -> Exception:
     # imported lazily: at boot this file runs alone, without the collection's _host
     try:
@@ -256,6 +256,18 @@ def _host_error(msg: str) -> Exception:
     except ImportError:
         return RuntimeError(msg)
     return HostError(msg)
+
+
+def _refused(msg: str) -> Exception:
+    """The kernel refused the new affinity (managed IRQs answer EIO); nothing changed.
+
+    ``_domain.Refused`` at tune time (a named result); at boot this file runs alone and the
+    applier reports it like any other error."""
+    try:
+        from ansible_collections.hpcnet.rdma.plugins.module_utils._domain import Refused
+    except ImportError:
+        return RuntimeError(msg)
+    return Refused(msg)
 
 
 # ---------------------------------------------------------------------- the boot-time applier

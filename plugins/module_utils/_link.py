@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import ipaddress
+import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _ethtool, _files, _iproute
@@ -83,6 +84,10 @@ def write_value(host: Host, target: str, value: Any) -> None:
 
 def same(actual: Any, wanted: Any) -> bool:
     return actual == wanted
+
+
+# the domain contract (_domain.Domain): this file's read_value, write_value and same
+DOMAINS = {"nic": sys.modules[__name__]}
 
 
 # ---------------------------------------------------------------------- observe (I/O)

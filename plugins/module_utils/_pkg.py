@@ -16,6 +16,7 @@ replays in reverse, removes dependents before what they depend on.
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any, Dict, List, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _parse
@@ -80,6 +81,10 @@ def write_value(host: Host, name: str, value: Any) -> None:
 
 def same(actual: Any, wanted: Any) -> bool:
     return actual == wanted
+
+
+# the domain contract (_domain.Domain): this file's read_value, write_value and same
+DOMAINS = {"pkg": sys.modules[__name__]}
 
 
 # ---------------------------------------------------------------------- planning

@@ -242,6 +242,9 @@ MLNX_QOS = _MlnxQos()
 ECN = _Ecn()
 RDMACM = _RdmaCm()
 
+# the domain contract (_domain.Domain): the journal prefixes this file reads and writes
+DOMAINS = {"dcb": DCB, "mlnx_qos": MLNX_QOS, "ecn": ECN, "rdmacm": RDMACM}
+
 
 # ---------------------------------------------------------------------- input validation (pure)
 def _int(value: Any, field: str, lo: int, hi: int, what: str) -> int:

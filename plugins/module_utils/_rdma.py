@@ -25,6 +25,7 @@ import time
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _parse
+from ansible_collections.hpcnet.rdma.plugins.module_utils._domain import Refused
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
@@ -51,14 +52,8 @@ DEVICES = {
 }
 
 
-class Refused(HostError):
-    """The kernel refused the change and nothing changed (module in use, netns mode busy)."""
-
-
 # ---------------------------------------------------------------------- kmod:NAME
 class _Kmod(object):
-    Refused = Refused
-
     @staticmethod
     def read_value(host: Host, name: str) -> str:
         base = "/sys/module/%s" % name
@@ -147,8 +142,6 @@ NETNS_PARAM = "/sys/module/ib_core/parameters/netns_mode"
 
 
 class _RdmaSystem(object):
-    Refused = Refused
-
     @staticmethod
     def read_value(host: Host, name: str) -> Optional[str]:
         if name != "netns_mode":
@@ -199,6 +192,9 @@ class _DevNode(object):
 
 
 DEVNODE = _DevNode()
+
+# the domain contract (_domain.Domain): the journal prefixes this file reads and writes
+DOMAINS = {"kmod": KMOD, "rxe": RXE, "rdma": RDMA_SYSTEM, "devnode": DEVNODE}
 
 
 # ---------------------------------------------------------------------- kernel facts

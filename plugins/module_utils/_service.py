@@ -9,6 +9,7 @@ installed or the node does not run systemd (containers): nothing to manage then.
 """
 from __future__ import annotations
 
+import sys
 from typing import Any, Dict, Optional
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
@@ -43,6 +44,10 @@ def write_value(host: Host, unit: str, value: Optional[Dict[str, Any]]) -> None:
 
 def same(actual: Any, wanted: Any) -> bool:
     return actual == wanted
+
+
+# the domain contract (_domain.Domain): this file's read_value, write_value and same
+DOMAINS = {"service": sys.modules[__name__]}
 
 
 def try_restart(host: Host, unit: str) -> None:

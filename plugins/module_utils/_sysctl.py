@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _files
@@ -145,6 +146,10 @@ def same(actual: Any, wanted: Any) -> bool:
     if actual is None or wanted is None:
         return actual is wanted
     return " ".join(str(actual).split()) == " ".join(str(wanted).split())
+
+
+# the domain contract (_domain.Domain): this file's read_value, write_value and same
+DOMAINS = {"sysctl": sys.modules[__name__]}
 
 
 # ---------------------------------------------------------------------- observe (I/O)

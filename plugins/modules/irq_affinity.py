@@ -191,7 +191,7 @@ def run(module, host: Host) -> dict:
     params = module.params
     if not params["interfaces"]:
         module.fail_json(msg="interfaces: at least one interface is required")
-    engine = Engine(module, host, params["journal_dir"])
+    engine = Engine(module, host, params["journal_dir"], domains=(_irq.DOMAINS, _service.DOMAINS))
     extra = {"irqs": {}, "notes": [], "refused": []}
     entries = entries_of(params)
 

@@ -145,7 +145,7 @@ def run(module, host: Host) -> dict:
         files = validate(module.params["files"])
     except ValueError as e:
         module.fail_json(msg=str(e))
-    engine = Engine(module, host, module.params["journal_dir"])
+    engine = Engine(module, host, module.params["journal_dir"], domains=(_files.DOMAINS,))
     return engine.run("managed_files", lambda: build_plan(host, files))
 
 

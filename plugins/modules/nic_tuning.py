@@ -295,7 +295,7 @@ def run(module, host: Host) -> dict:
     params = module.params
     if not params["interfaces"]:
         module.fail_json(msg="interfaces: at least one selection is required")
-    engine = Engine(module, host, params["journal_dir"])
+    engine = Engine(module, host, params["journal_dir"], domains=(_link.DOMAINS,))
     extra = {"interfaces": {}, "capped": []}
 
     def build():

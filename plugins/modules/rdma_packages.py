@@ -133,7 +133,7 @@ def run(module, host: Host) -> dict:
         module.fail_json(msg=str(e))
     distro = _pkg.distro_name(host)
     extra = {"manager": mgr, "installed": [], "dependencies": [], "already_installed": []}
-    engine = Engine(module, host, params["journal_dir"])
+    engine = Engine(module, host, params["journal_dir"], domains=(_pkg.DOMAINS,))
     refreshed = []
 
     def build():

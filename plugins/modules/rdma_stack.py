@@ -311,7 +311,7 @@ def run(module, host: Host) -> dict:
         if params["on_not_possible"] == "fail":
             module.fail_json(msg="%s: %s (on_not_possible: warn writes the boot-time files and reports this)"
                              % (", ".join(n["part"] for n in extra["not_possible"]), why), **extra)
-    engine = Engine(module, host, params["journal_dir"])
+    engine = Engine(module, host, params["journal_dir"], domains=(_rdma.DOMAINS,))
     seen = {"tree": None, "loaded": None}
 
     def build():

@@ -393,7 +393,7 @@ def run(module, host: Host) -> dict:
         desired = _qos.validate(params)
     except ValueError as e:
         module.fail_json(msg=str(e))
-    engine = Engine(module, host, params["journal_dir"])
+    engine = Engine(module, host, params["journal_dir"], domains=(_qos.DOMAINS,))
     extra = {}
     notes = []
 

@@ -136,7 +136,7 @@ def run(module, host: Host) -> dict:
     params = module.params
     if not params["sysctls"]:
         module.fail_json(msg="sysctls: at least one key is required")
-    engine = Engine(module, host, params["journal_dir"])
+    engine = Engine(module, host, params["journal_dir"], domains=(_sysctl.DOMAINS,))
     extra = {"unsettable": [], "sysctls": {}}
 
     def build():

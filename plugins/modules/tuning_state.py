@@ -87,16 +87,17 @@ current:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _engine, _spec
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _engine, _registry, _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
 
 def _status(host: Host, journal: _engine.Journal) -> dict:
     tuned = {}
+    domains = _engine.Domains(*_registry.ALL)   # any key any module wrote
     for key, original in journal.originals().items():
         try:
-            tuned[key] = {"original": original, "current": _engine.read_value(host, key)}
+            tuned[key] = {"original": original, "current": domains.read_value(host, key)}
         except HostError as e:
             tuned[key] = {"original": original, "error": str(e)}
     gens = [{"id": g["id"], "module": g.get("module"), "status": g.get("status"), "time": g.get("time"),
@@ -120,7 +121,7 @@ def run(module, host: Host) -> dict:
             module.fail_json(msg=str(e))
         return dict(changed=False, changes=[], previous={}, current={}, **_status(host, journal))
 
-    engine = _engine.Engine(module, host, params["journal_dir"])
+    engine = _engine.Engine(module, host, params["journal_dir"], domains=_registry.ALL)
     journal = engine.journal
     extra = {}
     last = {}
@@ -135,9 +136,9 @@ def run(module, host: Host) -> dict:
         plan = Plan()
         previous = {}
         for target in targets:
-            current = _engine.read_value(host, target.key)
+            current = engine.domains.read_value(host, target.key)
             previous[target.key] = current
-            if not _engine.same(target.key, current, target.after):
+            if not engine.domains.same(target.key, current, target.after):
                 plan.add(target.key, current, target.after)
         return plan, previous
 
