@@ -9,6 +9,8 @@ DOCUMENTATION = r"""
 module: fabric_info
 short_description: RDMA fabric facts per device, port and netdev, and the troubleshooting checklist as data
 version_added: 0.1.0
+author:
+  - hpcnet.rdma contributors (@hpcnet)
 description:
   - Per RDMA device and port, from C(/sys/class/infiniband) - driver, firmware, node GUID, NUMA
     node, port state and physical state, rate, link layer, LIDs, GIDs with their RoCE version
@@ -23,12 +25,6 @@ description:
   - RV(findings) states, in words, what the checklist would flag (a port not ACTIVE, non-zero drop
     or pause counters, softnet drops, retransmits, interrupts piling onto one CPU).
   - Changes nothing.
-author:
-  - hpcnet.rdma contributors (@hpcnet)
-attributes:
-  check_mode:
-    support: full
-    description: Read-only; runs the same in check mode.
 options:
   interfaces:
     description: Extra netdevs to report (besides those under an RDMA port).
@@ -45,6 +41,8 @@ options:
     description: Read rings, channels and C(ethtool -S) counters of every reported netdev.
     type: bool
     default: true
+extends_documentation_fragment:
+  - hpcnet.rdma.attributes.info
 """
 
 EXAMPLES = r"""

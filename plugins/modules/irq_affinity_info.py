@@ -9,22 +9,20 @@ DOCUMENTATION = r"""
 module: irq_affinity_info
 short_description: Read NIC queue IRQs, their affinity and how interrupts spread over CPUs
 version_added: 0.1.0
+author:
+  - hpcnet.rdma contributors (@hpcnet)
 description:
   - For each interface with MSI/MSI-X vectors, lists its queue IRQs with number, name, configured
     and effective affinity, the driver's hint and per-CPU counts from C(/proc/interrupts), plus the
     NIC's NUMA node and local CPUs, and irqbalance's state. Changes nothing.
-author:
-  - hpcnet.rdma contributors (@hpcnet)
-attributes:
-  check_mode:
-    support: full
-    description: Read-only; runs the same in check mode.
 options:
   interfaces:
     description: Interface names; all interfaces with MSI/MSI-X queue IRQs when empty.
     type: list
     elements: str
     default: []
+extends_documentation_fragment:
+  - hpcnet.rdma.attributes.info
 """
 
 EXAMPLES = r"""

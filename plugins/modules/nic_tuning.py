@@ -9,6 +9,8 @@ DOCUMENTATION = r"""
 module: nic_tuning
 short_description: Tune NIC MTU, rings, channels and interrupt coalescing, live and persisted
 version_added: 0.1.0
+author:
+  - hpcnet.rdma contributors (@hpcnet)
 description:
   - Sets MTU, ring sizes, channel counts and interrupt coalescing of the selected interfaces in one
     call, at runtime (C(ip link), C(ethtool -G/-L/-C)) and persisted in one systemd C(.link) file
@@ -19,18 +21,73 @@ description:
   - The interface that carries the Ansible SSH connection is refused unless
     O(allow_management_interface=true), because MTU, ring and channel changes reset the link on real NICs.
   - Originals are recorded in the journal; roll back with M(hpcnet.rdma.tuning_state).
-author:
-  - hpcnet.rdma contributors (@hpcnet)
-extends_documentation_fragment:
-  - hpcnet.rdma.journal
-attributes:
-  check_mode:
-    support: full
-    description: Predicts exactly the changes a real run makes and writes nothing.
-  diff_mode:
-    support: full
-    description: Shows runtime values before and after, and each C(.link) file.
 options:
+  defaults:
+    description:
+      - Settings every selection in O(interfaces) starts from (a workload profile's NIC values);
+        an entry's own settings override them per field.
+      - Takes O(interfaces[].mtu), O(interfaces[].rings), O(interfaces[].channels) and O(interfaces[].coalesce).
+    type: dict
+    default: {}
+    # The same settings as each entry of interfaces has (merged there with <<: *settings).
+    suboptions: &settings
+      mtu:
+        description: MTU in bytes, within the device's min/max MTU.
+        type: int
+      rings:
+        description: Ring sizes (C(ethtool -G)).
+        type: dict
+        suboptions:
+          rx:
+            description: RX ring entries.
+            type: int
+          rx_mini:
+            description: RX mini ring entries.
+            type: int
+          rx_jumbo:
+            description: RX jumbo ring entries.
+            type: int
+          tx:
+            description: TX ring entries.
+            type: int
+      channels:
+        description: Channel counts (C(ethtool -L)).
+        type: dict
+        suboptions:
+          rx:
+            description: RX-only channels.
+            type: int
+          tx:
+            description: TX-only channels.
+            type: int
+          other:
+            description: Other channels.
+            type: int
+          combined:
+            description: Combined RX/TX channels.
+            type: int
+      coalesce:
+        description: Interrupt coalescing (C(ethtool -C)).
+        type: dict
+        suboptions:
+          adaptive_rx:
+            description: Adaptive RX coalescing.
+            type: bool
+          adaptive_tx:
+            description: Adaptive TX coalescing.
+            type: bool
+          rx_usecs:
+            description: RX interrupt delay in microseconds (0 or more).
+            type: int
+          tx_usecs:
+            description: TX interrupt delay in microseconds (0 or more).
+            type: int
+          rx_frames:
+            description: RX frames per interrupt (0 or more).
+            type: int
+          tx_frames:
+            description: TX frames per interrupt (0 or more).
+            type: int
   interfaces:
     description:
       - Interface selections with their wanted settings. Each entry selects with exactly one of
@@ -52,135 +109,7 @@ options:
       subnet:
         description: Select interfaces holding an address inside this network, for example C(10.10.0.0/16).
         type: str
-      mtu:
-        description: MTU in bytes, within the device's min/max MTU.
-        type: int
-      rings:
-        description: Ring sizes (C(ethtool -G)).
-        type: dict
-        suboptions:
-          rx:
-            description: RX ring entries.
-            type: int
-          rx_mini:
-            description: RX mini ring entries.
-            type: int
-          rx_jumbo:
-            description: RX jumbo ring entries.
-            type: int
-          tx:
-            description: TX ring entries.
-            type: int
-      channels:
-        description: Channel counts (C(ethtool -L)).
-        type: dict
-        suboptions:
-          rx:
-            description: RX-only channels.
-            type: int
-          tx:
-            description: TX-only channels.
-            type: int
-          other:
-            description: Other channels.
-            type: int
-          combined:
-            description: Combined RX/TX channels.
-            type: int
-      coalesce:
-        description: Interrupt coalescing (C(ethtool -C)).
-        type: dict
-        suboptions:
-          adaptive_rx:
-            description: Adaptive RX coalescing.
-            type: bool
-          adaptive_tx:
-            description: Adaptive TX coalescing.
-            type: bool
-          rx_usecs:
-            description: RX interrupt delay in microseconds (0 or more).
-            type: int
-          tx_usecs:
-            description: TX interrupt delay in microseconds (0 or more).
-            type: int
-          rx_frames:
-            description: RX frames per interrupt (0 or more).
-            type: int
-          tx_frames:
-            description: TX frames per interrupt (0 or more).
-            type: int
-  defaults:
-    description:
-      - Settings every selection in O(interfaces) starts from (a workload profile's NIC values);
-        an entry's own settings override them per field.
-      - Takes O(interfaces[].mtu), O(interfaces[].rings), O(interfaces[].channels) and O(interfaces[].coalesce).
-    type: dict
-    default: {}
-    suboptions:
-      mtu:
-        description: MTU in bytes, within the device's min/max MTU.
-        type: int
-      rings:
-        description: Ring sizes (C(ethtool -G)).
-        type: dict
-        suboptions:
-          rx:
-            description: RX ring entries.
-            type: int
-          rx_mini:
-            description: RX mini ring entries.
-            type: int
-          rx_jumbo:
-            description: RX jumbo ring entries.
-            type: int
-          tx:
-            description: TX ring entries.
-            type: int
-      channels:
-        description: Channel counts (C(ethtool -L)).
-        type: dict
-        suboptions:
-          rx:
-            description: RX-only channels.
-            type: int
-          tx:
-            description: TX-only channels.
-            type: int
-          other:
-            description: Other channels.
-            type: int
-          combined:
-            description: Combined RX/TX channels.
-            type: int
-      coalesce:
-        description: Interrupt coalescing (C(ethtool -C)).
-        type: dict
-        suboptions:
-          adaptive_rx:
-            description: Adaptive RX coalescing.
-            type: bool
-          adaptive_tx:
-            description: Adaptive TX coalescing.
-            type: bool
-          rx_usecs:
-            description: RX interrupt delay in microseconds (0 or more).
-            type: int
-          tx_usecs:
-            description: TX interrupt delay in microseconds (0 or more).
-            type: int
-          rx_frames:
-            description: RX frames per interrupt (0 or more).
-            type: int
-          tx_frames:
-            description: TX frames per interrupt (0 or more).
-            type: int
-  mode:
-    description:
-      - C(runtime) changes the live interface only; C(persist) writes only the C(.link) files
-        (image bake); C(both) does both.
-    type: str
-    choices: [runtime, persist, both]
-    default: both
+      <<: *settings
   cap:
     description: Cap values above the hardware maximum to the maximum (reported in RV(capped)) instead of failing.
     type: bool
@@ -194,6 +123,13 @@ options:
       - Node address that carries the Ansible connection. Defaults to the server address of
         C(SSH_CONNECTION) in the module's environment; connections without SSH have none.
     type: str
+attributes:
+  diff_mode:
+    details: Shows runtime values before and after, and each C(.link) file.
+extends_documentation_fragment:
+  - hpcnet.rdma.attributes
+  - hpcnet.rdma.journal
+  - hpcnet.rdma.mode
 """
 
 EXAMPLES = r"""
@@ -258,7 +194,7 @@ generation:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _link
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _link, _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils._engine import Engine
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
 
@@ -274,21 +210,13 @@ _SETTINGS = dict(
         [(k, _BOOL) for k in _link.COALESCE_BOOL] + [(k, _INT) for k in _link.COALESCE_INT])),
 )
 
-ARGUMENT_SPEC = dict(
-    interfaces=dict(type="list", elements="dict", required=True, options=dict(
-        name=dict(type="str"),
-        glob=dict(type="str"),
-        driver=dict(type="str"),
-        subnet=dict(type="str"),
-        **_SETTINGS
-    )),
+ARGUMENT_SPEC = _spec.argument_spec(dict(
+    interfaces=dict(type="list", elements="dict", required=True, options=_spec.argument_spec(_spec.SELECTOR, _SETTINGS)),
     defaults=dict(type="dict", default={}, options=_SETTINGS),
-    mode=dict(type="str", choices=["runtime", "persist", "both"], default="both"),
     cap=dict(type="bool", default=False),
     allow_management_interface=dict(type="bool", default=False),
     management_address=dict(type="str"),
-    journal_dir=dict(type="path", default="/var/lib/hpcnet-rdma"),
-)
+), _spec.MODE, _spec.JOURNAL_DIR)
 
 
 def run(module, host: Host) -> dict:

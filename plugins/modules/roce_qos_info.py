@@ -9,42 +9,20 @@ DOCUMENTATION = r"""
 module: roce_qos_info
 short_description: Read RoCE QoS (PFC, trust, DSCP map, ECN, RDMA CM ToS/mode) and report what is incoherent
 version_added: 0.1.0
+author:
+  - hpcnet.rdma contributors (@hpcnet)
 description:
   - Reads, for the selected interfaces, what M(hpcnet.rdma.roce_qos) manages - through the same backends
     (C(dcb -j), C(mlnx_qos)) and sysfs/configfs files - and changes nothing.
   - RV(findings) lists what would make RoCE lossy or slow in the current state - the same coherence checks
     M(hpcnet.rdma.roce_qos) runs before it applies anything, evaluated on the values in place.
-author:
-  - hpcnet.rdma contributors (@hpcnet)
-attributes:
-  check_mode:
-    support: full
-    description: Reads only; check mode changes nothing either.
-  diff_mode:
-    support: none
-    description: Nothing changes, so there is nothing to diff.
 options:
   interfaces:
     description:
       - Selections like in M(hpcnet.rdma.roce_qos), each with exactly one of O(interfaces[].name),
         O(interfaces[].glob), O(interfaces[].driver) or O(interfaces[].subnet). Default is every
         non-loopback interface.
-    type: list
-    elements: dict
     default: [{glob: "*"}]
-    suboptions:
-      name:
-        description: Exact interface name.
-        type: str
-      glob:
-        description: Shell-style pattern of interface names.
-        type: str
-      driver:
-        description: Kernel driver of the interface.
-        type: str
-      subnet:
-        description: Interfaces holding an address inside this network.
-        type: str
   tos:
     description:
       - ToS to check the PFC and CNP coherence with. Default is the ToS the RDMA CM uses on the interface's
@@ -60,6 +38,9 @@ options:
     type: str
     choices: [auto, dcb, mlnx_qos]
     default: auto
+extends_documentation_fragment:
+  - hpcnet.rdma.attributes.info
+  - hpcnet.rdma.interfaces
 """
 
 EXAMPLES = r"""
@@ -104,12 +85,11 @@ unsupported:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _link, _qos
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _link, _qos, _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 
 ARGUMENT_SPEC = dict(
-    interfaces=dict(type="list", elements="dict", default=[{"glob": "*"}], options=dict(
-        name=dict(type="str"), glob=dict(type="str"), driver=dict(type="str"), subnet=dict(type="str"))),
+    interfaces=dict(type="list", elements="dict", default=[{"glob": "*"}], options=_spec.argument_spec(_spec.SELECTOR)),
     tos=dict(type="int"),
     roce_mode=dict(type="str", choices=["v1", "v2"], default="v2"),
     backend=dict(type="str", choices=["auto", "dcb", "mlnx_qos"], default="auto"),
