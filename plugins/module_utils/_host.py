@@ -271,34 +271,6 @@ class Host:
         return out
 
     # ------------------------------------------------------------------ DCB / RDMA tools
-    def dcb_show(self, obj: str, ifname: str) -> Any:
-        """Parsed ``dcb -j OBJ show dev IF`` (pfc, app, apptrust); NotSupported when the driver
-        (or this iproute2) lacks it."""
-        parsers = {
-            "pfc": _parse.parse_dcb_pfc_json,
-            "app": _parse.parse_dcb_app_json,
-            "apptrust": _parse.parse_dcb_apptrust_json,
-        }
-        argv = ["dcb", "-j", obj, "show", "dev", ifname]
-        rc, out, err = self.run(argv)
-        msg = (err or out).strip()
-        if rc != 0:
-            if _parse.is_not_supported(msg) or "is unknown" in msg:
-                raise NotSupported("%s: %s" % (" ".join(argv), msg))
-            raise HostError("%s failed (rc=%d): %s" % (" ".join(argv), rc, msg))
-        return parsers[obj](out)
-
-    def dcb_set(self, args: List[str]) -> None:
-        """``dcb ARGS`` (pfc set / app add / app del / apptrust set): stderr counts as failure too,
-        because ``dcb app replace`` reports errors with exit code 0."""
-        rc, out, err = self.run(["dcb"] + list(args))
-        msg = (err or "").strip()
-        if rc != 0 or msg:
-            text = msg or out.strip()
-            if _parse.is_not_supported(text):
-                raise NotSupported("dcb %s: %s" % (" ".join(args), text))
-            raise HostError("dcb %s failed (rc=%d): %s" % (" ".join(args), rc, text))
-
     def mlnx_qos(self, ifname: str, args: Optional[List[str]] = None) -> Dict[str, Any]:
         """``mlnx_qos -i IF [ARGS]``; every call prints the resulting state, which is returned parsed."""
         argv = ["mlnx_qos", "-i", ifname] + list(args or [])

@@ -39,9 +39,6 @@ __all__ = [
 
 __all__ += [
     "IB_MTU_BYTES",
-    "parse_dcb_app_json",
-    "parse_dcb_apptrust_json",
-    "parse_dcb_pfc_json",
     "parse_ibv_devinfo",
     "parse_mlnx_qos",
 ]
@@ -50,94 +47,6 @@ __all__ += [
 IB_MTU_BYTES = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
 
 _PRIOS = 8
-
-
-def _json_bool(value: Any, tool: str, field: str) -> bool:
-    # dcb prints booleans; accept "on"/"off" too (print_on_off before iproute2 5.11 era forks)
-    if isinstance(value, bool):
-        return value
-    if value in ("on", "off"):
-        return value == "on"
-    raise ParseError("%s: %s holds %r, expected true/false" % (tool, field, value))
-
-
-def _json_uint(value: Any, tool: str, field: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ParseError("%s: %s holds %r, expected an unsigned integer" % (tool, field, value))
-    return value
-
-
-def parse_dcb_pfc_json(text: str) -> Dict[str, Any]:
-    """Parse ``dcb -j pfc show dev IF``.
-
-    Returns ``{"pfc_cap": int|None, "macsec_bypass": bool|None, "delay": int|None,
-    "enabled": [priorities with PFC on, ascending]}``.  ``prio_pfc`` must be 8 booleans.
-    """
-    tool = "dcb pfc show"
-    data = _load_json_object(text, tool)
-    arr = data.get("prio_pfc")
-    if not isinstance(arr, list) or len(arr) != _PRIOS:
-        raise ParseError("%s: 'prio_pfc' is missing or not a list of %d values" % (tool, _PRIOS))
-    enabled = [i for i, v in enumerate(arr) if _json_bool(v, tool, "prio_pfc[%d]" % i)]
-    return {
-        "pfc_cap": _json_uint(data["pfc_cap"], tool, "pfc_cap") if "pfc_cap" in data else None,
-        "macsec_bypass": _json_bool(data["macsec_bypass"], tool, "macsec_bypass")
-        if "macsec_bypass" in data else None,
-        "delay": _json_uint(data["delay"], tool, "delay") if "delay" in data else None,
-        "enabled": enabled,
-    }
-
-
-def _pairs(data: Dict[str, Any], field: str, tool: str, max_key: int) -> Dict[int, List[int]]:
-    out = {}  # type: Dict[int, List[int]]
-    items = data.get(field, [])
-    if not isinstance(items, list):
-        raise ParseError("%s: %r is not a list" % (tool, field))
-    for item in items:
-        if not isinstance(item, list) or len(item) != 2:
-            raise ParseError("%s: %s entry %r is not a [key, priority] pair" % (tool, field, item))
-        key = _json_uint(item[0], tool, field)
-        prio = _json_uint(item[1], tool, field)
-        if key > max_key or prio >= _PRIOS:
-            raise ParseError("%s: %s entry %r is out of range (key 0..%d, priority 0..7)"
-                             % (tool, field, item, max_key))
-        out.setdefault(key, [])
-        if prio not in out[key]:
-            out[key].append(prio)
-    return dict((k, sorted(v)) for k, v in out.items())
-
-
-def parse_dcb_app_json(text: str) -> Dict[str, Any]:
-    """Parse ``dcb -j app show dev IF`` (the IEEE APP table).
-
-    Returns ``{"dscp_prio": {dscp: [priorities]}, "default_prio": [priorities],
-    "ethtype_prio": {ethertype: [priorities]}, "stream_port_prio": {...}, "dgram_port_prio": {...},
-    "port_prio": {...}}``.  The kernel's table may hold several priorities for one key, so every
-    value is a sorted list.  An empty table prints ``{}`` and parses to empty maps.
-    """
-    tool = "dcb app show"
-    data = _load_json_object(text, tool)
-    default = data.get("default_prio", [])
-    if not isinstance(default, list):
-        raise ParseError("%s: 'default_prio' is not a list" % tool)
-    out = {
-        "dscp_prio": _pairs(data, "dscp_prio", tool, 63),
-        "default_prio": sorted(set(_json_uint(p, tool, "default_prio") for p in default)),
-    }  # type: Dict[str, Any]
-    for field in ("ethtype_prio", "stream_port_prio", "dgram_port_prio", "port_prio"):
-        out[field] = _pairs(data, field, tool, 0xffff)
-    return out
-
-
-def parse_dcb_apptrust_json(text: str) -> List[str]:
-    """Parse ``dcb -j apptrust show dev IF`` (iproute2 6.3+): the trusted selectors, in order
-    (``["dscp", "pcp"]``); ``[]`` when the driver trusts none."""
-    tool = "dcb apptrust show"
-    data = _load_json_object(text, tool)
-    order = data.get("order", [])
-    if not isinstance(order, list) or not all(isinstance(s, str) for s in order):
-        raise ParseError("%s: 'order' is not a list of selector names" % tool)
-    return list(order)
 
 
 _MLNX_DSCP_LINE = re.compile(r"^prio:\s*(?P<prio>\d+)\s+dscp:\s*(?P<list>[\d,\s]*)$")

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _dcb
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError, NotSupported
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
@@ -70,11 +71,11 @@ class _Dcb(object):
     def read_value(host: Host, target: str) -> Any:
         ifname, field = _split(target)
         if field == "pfc":
-            return host.dcb_show("pfc", ifname)["enabled"]
+            return _dcb.show(host, "pfc", ifname)["enabled"]
         if field == "trust":
-            return " ".join(host.dcb_show("apptrust", ifname))
+            return " ".join(_dcb.show(host, "apptrust", ifname))
         if field.startswith("dscp."):
-            return _from_list(host.dcb_show("app", ifname)["dscp_prio"].get(int(field[5:]), []))
+            return _from_list(_dcb.show(host, "app", ifname)["dscp_prio"].get(int(field[5:]), []))
         raise HostError("unknown dcb setting %r" % target)
 
     @staticmethod
@@ -82,22 +83,22 @@ class _Dcb(object):
         ifname, field = _split(target)
         if field == "pfc":
             wanted = set(_as_list(value))
-            host.dcb_set(["pfc", "set", "dev", ifname, "prio-pfc"]
-                         + ["%d:%s" % (p, "on" if p in wanted else "off") for p in PRIORITIES])
+            _dcb.DCB.call(host, "set_pfc", ifname=ifname,
+                          prios=["%d:%s" % (p, "on" if p in wanted else "off") for p in PRIORITIES])
         elif field == "trust":
-            host.dcb_set(["apptrust", "set", "dev", ifname, "order"] + str(value or "").split())
+            _dcb.DCB.call(host, "set_apptrust", ifname=ifname, order=str(value or "").split())
         elif field.startswith("dscp."):
             dscp = int(field[5:])
             wanted = _as_list(value)
-            have = host.dcb_show("app", ifname)["dscp_prio"].get(dscp, [])
+            have = _dcb.show(host, "app", ifname)["dscp_prio"].get(dscp, [])
             add = [p for p in wanted if p not in have]
             if add:
-                host.dcb_set(["app", "add", "dev", ifname, "dscp-prio"] + ["%d:%d" % (dscp, p) for p in add])
+                _dcb.DCB.call(host, "add_app", ifname=ifname, pairs=["%d:%d" % (dscp, p) for p in add])
                 # drivers that keep one priority per DSCP (mlx5, ice) replace on add: re-read
-                have = host.dcb_show("app", ifname)["dscp_prio"].get(dscp, [])
+                have = _dcb.show(host, "app", ifname)["dscp_prio"].get(dscp, [])
             drop = [p for p in have if p not in wanted]
             if drop:
-                host.dcb_set(["app", "del", "dev", ifname, "dscp-prio"] + ["%d:%d" % (dscp, p) for p in drop])
+                _dcb.DCB.call(host, "del_app", ifname=ifname, pairs=["%d:%d" % (dscp, p) for p in drop])
         else:
             raise HostError("unknown dcb setting %r" % target)
 
@@ -331,15 +332,15 @@ def observe_nic(host: Host, ifname: str, backend: str) -> Dict[str, Any]:
     if host.which("dcb") is None:
         host.bin("dcb")   # raises with the install hint
     try:
-        out["pfc"] = host.dcb_show("pfc", ifname)["enabled"]
-        app = host.dcb_show("app", ifname)
+        out["pfc"] = _dcb.show(host, "pfc", ifname)["enabled"]
+        app = _dcb.show(host, "app", ifname)
     except NotSupported as e:
         out.update(supported=False, reason=str(e))
         return out
     out["dscp"] = app["dscp_prio"]
     out["default_prio"] = app["default_prio"][0] if app["default_prio"] else 0
     try:
-        out["apptrust"] = host.dcb_show("apptrust", ifname)
+        out["apptrust"] = _dcb.show(host, "apptrust", ifname)
     except HostError:
         out["apptrust"] = None
     if out["apptrust"] is not None:
