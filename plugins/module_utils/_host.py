@@ -271,18 +271,6 @@ class Host:
         return out
 
     # ------------------------------------------------------------------ DCB / RDMA tools
-    def mlnx_qos(self, ifname: str, args: Optional[List[str]] = None) -> Dict[str, Any]:
-        """``mlnx_qos -i IF [ARGS]``; every call prints the resulting state, which is returned parsed."""
-        argv = ["mlnx_qos", "-i", ifname] + list(args or [])
-        rc, out, err = self.run(argv)
-        text = (out or "") + (err or "")
-        if rc != 0 or "PFC configuration" not in text:
-            msg = " ".join(text.split())[-300:]
-            if _parse.is_not_supported(text):
-                raise NotSupported("%s: %s" % (" ".join(argv), msg))
-            raise HostError("%s failed (rc=%d): %s" % (" ".join(argv), rc, msg))
-        return _parse.parse_mlnx_qos(out)
-
     def ibv_devinfo(self, device: str) -> Optional[Dict[str, Any]]:
         """Parsed ``ibv_devinfo -d DEV`` for one device; None when ibv_devinfo is not installed."""
         if self.which("ibv_devinfo") is None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _dcb
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _dcb, _mlnx_qos
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError, NotSupported
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
@@ -115,7 +115,7 @@ class _MlnxQos(object):
     @staticmethod
     def read_value(host: Host, target: str) -> Any:
         ifname, field = _split(target)
-        state = host.mlnx_qos(ifname)
+        state = _mlnx_qos.report(host, ifname)
         if field == "pfc":
             return state["pfc"]
         if field == "trust":
@@ -129,20 +129,21 @@ class _MlnxQos(object):
         ifname, field = _split(target)
         if field == "pfc":
             wanted = set(_as_list(value))
-            host.mlnx_qos(ifname, ["--pfc", ",".join("1" if p in wanted else "0" for p in PRIORITIES)])
+            _mlnx_qos.MLNX_QOS.call(host, "set_pfc", ifname=ifname,
+                                    pfc=",".join("1" if p in wanted else "0" for p in PRIORITIES))
         elif field == "trust":
             if value not in ("dscp", "pcp"):
                 raise HostError("mlnx_qos can set trust dscp or pcp, not %r" % value)
-            host.mlnx_qos(ifname, ["--trust", value])
+            _mlnx_qos.MLNX_QOS.call(host, "set_trust", ifname=ifname, trust=value)
         elif field.startswith("dscp."):
             dscp = int(field[5:])
             if value is not None:
-                host.mlnx_qos(ifname, ["--dscp2prio", "set,%d,%d" % (dscp, int(value))])
+                _mlnx_qos.MLNX_QOS.call(host, "set_dscp2prio", ifname=ifname, op="set", dscp=dscp, prio=int(value))
                 return
             current = _MlnxQos.read_value(host, target)
             if current is not None:
                 # "del" removes the entry and resets the firmware mapping of that DSCP to 0
-                host.mlnx_qos(ifname, ["--dscp2prio", "del,%d,%d" % (dscp, current)])
+                _mlnx_qos.MLNX_QOS.call(host, "set_dscp2prio", ifname=ifname, op="del", dscp=dscp, prio=current)
         else:
             raise HostError("unknown mlnx_qos setting %r" % target)
 
@@ -322,7 +323,7 @@ def observe_nic(host: Host, ifname: str, backend: str) -> Dict[str, Any]:
                            "trust_control": None, "apptrust": None, "dscp": {}, "default_prio": 0}
     if backend == "mlnx_qos":
         try:
-            state = host.mlnx_qos(ifname)
+            state = _mlnx_qos.report(host, ifname)
         except NotSupported as e:
             out.update(supported=False, reason=str(e))
             return out

@@ -13,43 +13,6 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils import _parse
 from .conftest import fixture
 
 
-# --------------------------------------------------------------------------- mlnx_qos
-def test_mlnx_qos_trust_dscp_report():
-    parsed = _parse.parse_mlnx_qos(fixture("mlnx_qos.mlx5_core.dscp.txt"))
-    assert parsed["dcbx_mode"] == "os"
-    assert parsed["trust"] == "dscp"
-    assert parsed["pfc"] == [3]
-    assert parsed["pfc_buffer"] == [0, 0, 0, 1, 0, 0, 0, 0]
-    assert parsed["cable_len"] == 7
-    assert parsed["receive_buffer_size"] == [130944, 130944, 0, 0, 0, 0, 0, 0]
-    expected = dict((d, d >> 3) for d in range(64))
-    expected.update({8: 0, 9: 0})      # remapped; prio:0 wraps onto a second line
-    assert parsed["dscp2prio"] == expected
-    assert parsed["tc"][1] == {"ratelimit": "unlimited", "tsa": "vendor", "priorities": [0]}
-    assert sorted(parsed["tc"]) == list(range(8))
-    assert parsed["notes"] == []
-
-
-def test_mlnx_qos_trust_pcp_report_has_no_dscp_table():
-    parsed = _parse.parse_mlnx_qos(fixture("mlnx_qos.mlx5_core.pcp.txt"))
-    assert (parsed["trust"], parsed["dscp2prio"], parsed["pfc"]) == ("pcp", {}, [])
-    assert parsed["receive_buffer_size"] is None and parsed["pfc_buffer"] is None
-    assert parsed["notes"] == ["WARNING: lldpad service is running and may overwrite your settings",
-                               "Buffers commands are not supported on your system"]
-
-
-@pytest.mark.parametrize("text, detail", [
-    ("DCBX mode: OS controlled\nPriority trust state: dscp\n", "no 'PFC configuration'"),
-    ("PFC configuration:\n\tpriority 0 1 2 3 4 5 6 7\n\tenabled 0 0 0 1\n", "must hold 8 values"),
-    ("PFC configuration:\n\tenabled 0 0 0 2 0 0 0 0\n", "must hold 8 values 0/1"),
-    ("PFC configuration:\n\tenabled 0 0 0 x 0 0 0 0\n", "expected integers after 'enabled'"),
-    ("Priority trust state: dscp\ndscp2prio mapping:\n\tprio:9 dscp:01,\n", "out of range"),
-])
-def test_mlnx_qos_errors(text, detail):
-    with pytest.raises(_parse.ParseError, match="mlnx_qos: .*" + detail):
-        _parse.parse_mlnx_qos(text)
-
-
 # --------------------------------------------------------------------------- ibv_devinfo
 def test_ibv_devinfo_rxe():
     parsed = _parse.parse_ibv_devinfo(fixture("ibv_devinfo.rxe.txt"))
