@@ -9,6 +9,8 @@ DOCUMENTATION = r"""
 module: rdma_stack
 short_description: RDMA kernel modules, soft-RoCE, locked-memory limits, device access and netns mode
 version_added: 0.1.0
+author:
+  - hpcnet.rdma contributors (@hpcnet)
 description:
   - B(Kernel modules) (O(modules), for example C(ib_umad), C(rdma_ucm)) are loaded now with
     C(modprobe), one module at a time with everything modprobe would pull in (modules.dep and
@@ -34,17 +36,6 @@ description:
   - Inside a container (which shares the host's kernel) loading modules, creating soft-RoCE links
     and changing the netns mode are not possible; they are named in RV(not_possible) (fail, or
     O(on_not_possible=warn)), the persistent files are still written.
-author:
-  - hpcnet.rdma contributors (@hpcnet)
-extends_documentation_fragment:
-  - hpcnet.rdma.journal
-attributes:
-  check_mode:
-    support: full
-    description: Predicts exactly the modules, links, device nodes and files a real run changes; changes nothing.
-  diff_mode:
-    support: full
-    description: Shows each runtime value and every file.
 options:
   modules:
     description: Kernel modules to load now and at boot.
@@ -112,12 +103,6 @@ options:
     description: RDMA subsystem network-namespace mode; C(exclusive) binds each RDMA device to one netns.
     type: str
     choices: [exclusive, shared]
-  mode:
-    description: C(runtime) changes the running kernel only; C(persist) writes only the boot-time
-      files (image bake); C(both) does both.
-    type: str
-    choices: [runtime, persist, both]
-    default: both
   kernel_release:
     description:
       - Kernel whose modules tree validates O(modules). Defaults to the running kernel; in
@@ -129,6 +114,13 @@ options:
     type: str
     choices: [fail, warn]
     default: fail
+attributes:
+  diff_mode:
+    details: Shows each runtime value and every file.
+extends_documentation_fragment:
+  - hpcnet.rdma.attributes
+  - hpcnet.rdma.journal
+  - hpcnet.rdma.mode
 """
 
 EXAMPLES = r"""
@@ -216,11 +208,11 @@ generation:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _iproute, _rdma
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _iproute, _rdma, _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils._engine import Engine
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 
-ARGUMENT_SPEC = dict(
+ARGUMENT_SPEC = _spec.argument_spec(dict(
     modules=dict(type="list", elements="str", default=[]),
     soft_roce=dict(type="list", elements="dict", default=[], options=dict(
         netdev=dict(type="str", required=True),
@@ -238,11 +230,9 @@ ARGUMENT_SPEC = dict(
         devices=dict(type="list", elements="str", choices=list(_rdma.DEVICES), default=["uverbs", "rdma_cm"]),
     )),
     netns_mode=dict(type="str", choices=["exclusive", "shared"]),
-    mode=dict(type="str", choices=["runtime", "persist", "both"], default="both"),
     kernel_release=dict(type="str"),
     on_not_possible=dict(type="str", choices=["fail", "warn"], default="fail"),
-    journal_dir=dict(type="path", default="/var/lib/hpcnet-rdma"),
-)
+), _spec.MODE, _spec.JOURNAL_DIR)
 
 
 def _tree(host: Host, params: dict, running: str, in_container: bool):

@@ -9,6 +9,8 @@ DOCUMENTATION = r"""
 module: roce_qos
 short_description: Lossless RoCE - PFC, DSCP trust and map, RoCE ToS and mode, ECN and CNP - checked for coherence
 version_added: 0.1.0
+author:
+  - hpcnet.rdma contributors (@hpcnet)
 description:
   - Brings the NIC QoS of the selected interfaces and the RDMA CM defaults of their RDMA devices to
     one traffic class, in one call, and refuses combinations that cannot be lossless before anything
@@ -50,39 +52,9 @@ description:
     when nothing at all can be set on the node, no boot files are installed."
   - Every original is recorded in the journal; M(hpcnet.rdma.tuning_state) rolls them back and removes the
     boot files.
-author:
-  - hpcnet.rdma contributors (@hpcnet)
-extends_documentation_fragment:
-  - hpcnet.rdma.journal
-attributes:
-  check_mode:
-    support: full
-    description: Predicts exactly the changes a real run makes, boot files included, and writes nothing.
-  diff_mode:
-    support: full
-    description: Shows every QoS and RDMA CM value before and after, and every boot file.
 options:
   interfaces:
-    description:
-      - The RoCE interfaces, selected like M(hpcnet.rdma.nic_tuning) does. Each entry holds exactly one of
-        O(interfaces[].name), O(interfaces[].glob), O(interfaces[].driver) or O(interfaces[].subnet).
-      - All selected interfaces get the same QoS, because the fabric must agree on one traffic class.
-    type: list
-    elements: dict
     required: true
-    suboptions:
-      name:
-        description: Exact interface name; it must exist.
-        type: str
-      glob:
-        description: Shell-style pattern of interface names, for example C(ens*f0np0).
-        type: str
-      driver:
-        description: Kernel driver of the interface, for example C(mlx5_core).
-        type: str
-      subnet:
-        description: Select interfaces holding an address inside this network, for example C(10.10.0.0/16).
-        type: str
   trust:
     description:
       - Which header the NIC classifies received traffic by. C(dscp) for routed RoCE v2 fabrics.
@@ -158,16 +130,18 @@ options:
     type: str
     choices: [warn, fail]
     default: warn
-  mode:
-    description:
-      - C(runtime) sets the live values only; C(persist) installs only the boot-time applier (the script, the
-        unit and its wants link) and changes no live value; C(both) does both.
-      - The interfaces are inspected in every mode, since what the applier sets depends on the backend and on
-        what each NIC supports.
-    type: str
-    choices: [runtime, persist, both]
-    default: both
+attributes:
+  diff_mode:
+    details: Shows every QoS and RDMA CM value before and after, and every boot file.
+extends_documentation_fragment:
+  - hpcnet.rdma.attributes
+  - hpcnet.rdma.interfaces
+  - hpcnet.rdma.journal
+  - hpcnet.rdma.mode
 notes:
+  - All selected interfaces get the same QoS, because the fabric must agree on one traffic class.
+  - The interfaces are inspected in every O(mode), since what the boot-time applier sets depends on the
+    backend and on what each NIC supports.
   - Writes take effect at once; PFC and trust changes do not flap the link.
   - The boot-time applier re-applies the settings of the last run with O(mode=persist) or O(mode=both); a later
     O(mode=runtime) run leaves it as it is.
@@ -294,15 +268,13 @@ generation:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _link, _qos, _qosboot
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _link, _qos, _qosboot, _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils._engine import Engine
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
-SELECTOR = dict(name=dict(type="str"), glob=dict(type="str"), driver=dict(type="str"), subnet=dict(type="str"))
-
-ARGUMENT_SPEC = dict(
-    interfaces=dict(type="list", elements="dict", required=True, options=SELECTOR),
+ARGUMENT_SPEC = _spec.argument_spec(dict(
+    interfaces=dict(type="list", elements="dict", required=True, options=_spec.argument_spec(_spec.SELECTOR)),
     trust=dict(type="str", choices=["dscp", "pcp"], default="dscp"),
     pfc=dict(type="list", elements="int"),
     dscp_map=dict(type="dict", default={}),
@@ -317,9 +289,7 @@ ARGUMENT_SPEC = dict(
     rdma_mtu=dict(type="int", choices=list(_qos.RDMA_MTUS)),
     backend=dict(type="str", choices=["auto", "dcb", "mlnx_qos"], default="auto"),
     on_unsupported=dict(type="str", choices=["warn", "fail"], default="warn"),
-    mode=dict(type="str", choices=["runtime", "persist", "both"], default="both"),
-    journal_dir=dict(type="path", default="/var/lib/hpcnet-rdma"),
-)
+), _spec.MODE, _spec.JOURNAL_DIR)
 
 
 def observe(host: Host, params: dict, desired: dict) -> dict:
