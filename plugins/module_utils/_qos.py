@@ -522,14 +522,15 @@ def check(ifname: str, obs: Dict[str, Any], desired: Dict[str, Any], ecn: Option
     if ecn_want is not None and ecn_want["priorities"] is None and prio is None:
         errors.append("ecn.priorities: required on %s because its RoCE priority is not known under trust %s; "
                       "allowed: a list of priorities 0..7" % (ifname, trust))
-    errors.extend(_check_mtu(ifname, mtu, ports, desired["rdma_mtu"]))
+    errors.extend(check_mtu(ifname, mtu, ports, desired["rdma_mtu"]))
     if errors:
         raise Incoherent(errors)
     return {"trust": trust, "pfc": pfc, "priority": prio, "dscp_map": _flat(emap),
             "cnp": {"dscp": cnp_dscp, "priority": cnp_prio}}
 
 
-def _check_mtu(ifname: str, mtu: int, ports: List[Dict[str, Any]], rdma_mtu: Optional[int]) -> List[str]:
+def check_mtu(ifname: str, mtu: int, ports: List[Dict[str, Any]], rdma_mtu: Optional[int]) -> List[str]:
+    """The netdev MTU against the RDMA path MTU of each of its ports (and ``rdma_mtu``): the errors."""
     errors = []
     for port in ports:
         name = "%s port %d" % (port["device"], port["port"])

@@ -208,9 +208,9 @@ generation:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _iproute, _rdma, _spec
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _rdma, _rdmaplan, _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils._engine import Engine
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
 
 ARGUMENT_SPEC = _spec.argument_spec(dict(
     modules=dict(type="list", elements="str", default=[]),
@@ -235,143 +235,39 @@ ARGUMENT_SPEC = _spec.argument_spec(dict(
 ), _spec.MODE, _spec.JOURNAL_DIR)
 
 
-def _tree(host: Host, params: dict, running: str, in_container: bool):
-    """The modules tree that validates module names, and a note when none could."""
-    if params["kernel_release"]:
-        tree = _rdma.kernel_tree(host, params["kernel_release"])
-        if tree is None:
-            raise ValueError("kernel_release: /lib/modules/%s/modules.dep does not exist (installed kernels: %s)"
-                             % (params["kernel_release"], ", ".join(host.listdir("/lib/modules")) or "none"))
-        return tree, None
-    tree = _rdma.kernel_tree(host, running)
-    if tree is not None:
-        return tree, None
-    others = [r for r in host.listdir("/lib/modules") if host.exists("/lib/modules/%s/modules.dep" % r)]
-    if others and (params["mode"] == "persist" or in_container):
-        return _rdma.kernel_tree(host, others[-1]), (
-            "module names were checked against the installed kernel %s (the running kernel %s has no modules "
-            "tree here)" % (others[-1], running))
-    if in_container or params["mode"] == "persist":
-        return None, ("module names were not checked: no kernel modules tree here (the running kernel %s has no "
-                      "/lib/modules/%s)" % (running, running))
-    raise ValueError("modules: the running kernel %s has no /lib/modules/%s/modules.dep: install its modules "
-                     "package (linux-modules/kernel-modules) before loading RDMA modules" % (running, running))
-
-
-def _consequences(module, host: Host, engine: Engine, result: dict, seen: dict) -> None:
-    """Journal the modules that loaded because of this call without being planned (rdma-core's udev
-    rules load ULPs such as ib_iser and rpcrdma when an RDMA device appears), as a second generation,
-    so rollback unloads them too and the modules they hold are not left in use."""
-    _rdma.settle(host)
-    planned = set(k[5:] for k in result["current"] if k.startswith("kmod:"))
-    new = [m for m in _rdma.loaded_modules(host) if m not in seen["loaded"] and m not in planned]
-    result["loaded_as_a_consequence"] = new
-    if not new:
-        return
-    follow = engine.run("rdma_stack", lambda: (_rdma.consequence_plan(seen["tree"], new), {}), {})
-    result["changes"] += follow.get("changes", [])
-    result["current"].update(follow.get("current", {}))
-    result["previous"].update(dict((c["key"], c["before"]) for c in follow.get("changes", [])))
-    result["notes"].append("loading the modules / creating the devices made the system load %s too (rdma-core's "
-                           "udev rules load ULP modules for new RDMA devices); they are journaled, so rollback "
-                           "unloads them" % ", ".join(new))
-
-
 def run(module, host: Host) -> dict:
     params = module.params
+    mode = params["mode"]
     try:
-        norm = _rdma.normalize(params)
+        norm = _rdmaplan.validate(params)
     except ValueError as e:
         module.fail_json(msg=str(e))
-    if not (norm["modules"] or norm["memlock"] or norm["device_access"] or norm["netns_mode"]):
-        module.fail_json(msg="nothing to do: give modules, soft_roce, memlock, device_access or netns_mode")
-    mode = params["mode"]
     in_container = host.in_container()
-    running = (host.read("/proc/sys/kernel/osrelease") or "").strip() or "unknown"
+    running = _rdmaplan.running_kernel(host)
     extra = {"not_possible": [], "refused": [], "modules": {}, "kernel_release": None, "notes": [],
              "device_nodes": {}, "reboot_required": False, "loaded_as_a_consequence": []}
-    runtime = mode in ("runtime", "both")
-    kernel_parts = runtime and (norm["modules"] or norm["netns_mode"])
-    if kernel_parts and in_container:
-        why = ("not possible in a container: it shares the host's kernel (%s) and cannot load modules, create "
-               "RDMA links or change the RDMA netns mode" % running)
-        extra["not_possible"] = [{"part": part, "reason": why} for part, wanted in
-                                 (("kernel_modules", norm["modules"]), ("soft_roce", norm["soft_roce"]),
-                                  ("netns_mode", norm["netns_mode"])) if wanted]
-        if params["on_not_possible"] == "fail":
-            module.fail_json(msg="%s: %s (on_not_possible: warn writes the boot-time files and reports this)"
-                             % (", ".join(n["part"] for n in extra["not_possible"]), why), **extra)
+    extra["not_possible"] = _rdmaplan.not_possible(norm, mode, in_container, running)
+    if extra["not_possible"] and params["on_not_possible"] == "fail":
+        module.fail_json(msg=_rdmaplan.not_possible_message(extra["not_possible"]), **extra)
     engine = Engine(module, host, params["journal_dir"], domains=(_rdma.DOMAINS,))
-    seen = {"tree": None, "loaded": None}
+    node = {}
 
     def build():
-        node = {"files": {}, "kmods": {}, "rxe": {}, "netns": None, "devnodes": {}, "gid": None,
-                "load_order": [], "runtime_possible": runtime and not in_container}
-        tree, note = _tree(host, params, running, in_container) if norm["modules"] else (None, None)
-        extra["notes"] = [note] if note else []
-        if tree is not None:
-            extra["kernel_release"] = tree["release"]
-            unknown = _rdma.unknown_modules(tree, norm["modules"])
-            if unknown:
-                raise ValueError("modules: kernel %s has no module %s (not in /lib/modules/%s/modules.dep or "
-                                 "modules.builtin)" % (tree["release"], ", ".join(repr(u) for u in unknown),
-                                                       tree["release"]))
-            node["load_order"] = _rdma.closure(tree, norm["modules"])
-        seen["tree"] = tree
-        if node["runtime_possible"]:
-            seen["loaded"] = _rdma.loaded_modules(host)
-            for name in node["load_order"]:
-                node["kmods"][name] = _rdma.KMOD.read_value(host, name)
-            extra["modules"] = dict(node["kmods"])
-            missing = [r["netdev"] for r in norm["soft_roce"] if not host.exists("/sys/class/net/" + r["netdev"])]
-            if missing:
-                raise ValueError("soft_roce: no interface %s on this node (interfaces: %s)"
-                                 % (", ".join(missing), ", ".join(_iproute.interfaces(host))))
-            if norm["soft_roce"]:
-                for link in norm["soft_roce"]:
-                    node["rxe"][link["name"]] = _rdma.RXE.read_value(host, link["name"])
-            node["netns"] = _rdma.RDMA_SYSTEM.read_value(host, "netns_mode")
-        access = norm["device_access"]
-        if access:
-            node["gid"] = _rdma.group_gid(host, access["group"])
-            if node["gid"] is None:
-                extra["notes"].append("group %s does not exist (yet): the udev rule and limits apply once it does; "
-                                      "existing device nodes were left as they are" % access["group"])
-            for path in _rdma.device_nodes(host, access["devices"]):
-                node["devnodes"][path] = host.node_perms(path)
-        if norm["memlock"] and _rdma.group_gid(host, norm["memlock"]["group"]) is None:
-            extra["notes"].append("group %s does not exist (yet): the memlock limit applies to its members once "
-                                  "it does" % norm["memlock"]["group"])
-        rdma_bin = (host.which("rdma") or "/usr/bin/rdma") if norm["soft_roce"] else "rdma"
-        if norm["soft_roce"] and mode != "persist":
-            host.bin("rdma")   # needed now: fails naming the package that provides it
-        node["wanted_files"] = _rdma.planned_files(norm, rdma_bin)
-        for path, _wanted in node["wanted_files"]:
-            node["files"][path] = host.file_state(path)
-        out = _rdma.plan(norm, node, mode)
-        return out["plan"], out["previous"]
+        node.clear()
+        node.update(_rdmaplan.observe(host, norm, mode, params["kernel_release"], running, in_container))
+        planned = _rdmaplan.plan(norm, node, mode)
+        extra.update(notes=planned["notes"], kernel_release=planned["kernel_release"], modules=planned["modules"])
+        return planned["plan"], planned["previous"]
 
     result = engine.run("rdma_stack", build, extra)
-    keys = set(c["key"] for c in result.get("changes", []))
-    if not module.check_mode and seen["loaded"] is not None and any(k.startswith(("kmod:", "rxe:")) for k in keys):
-        _consequences(module, host, engine, result, seen)
-    refused = set(r["key"] for r in result.get("refused", []))
-    if "rdma:netns_mode" in refused or "file:" + _rdma.SYSTEMD_MANAGER_DROPIN in keys:
-        result["reboot_required"] = True
-    if "file:" + _rdma.LIMITS_CONF in keys:
-        result["notes"].append("the memlock limit applies to new login sessions of the group's members")
-    if not module.check_mode and "file:" + _rdma.UDEV_RULE in keys and host.exists("/run/udev/control"):
-        try:
-            host.run_ok(["udevadm", "control", "--reload"])
-            host.run_ok(["udevadm", "trigger", "--action=change", "--subsystem-match=infiniband_verbs",
-                         "--subsystem-match=infiniband_mad"])
-            host.run_ok(["udevadm", "trigger", "--action=change", "--sysname-match=rdma_cm"])
-            host.run_ok(["udevadm", "settle", "--timeout=10"])
-        except HostError as e:
-            result["notes"].append("udev did not re-apply the rule to existing devices: %s" % e)
+    if not module.check_mode and _rdmaplan.may_load_more(result, node):
+        new, follow = _rdmaplan.consequences(host, node, result)
+        _rdmaplan.add_consequences(result, new, engine.run("rdma_stack", lambda: (follow, {}), {}) if new else {})
+    _rdmaplan.outcome(result)
+    if not module.check_mode:
+        _rdmaplan.reapply_udev_rule(host, result)
     if norm["device_access"]:
-        result["device_nodes"] = dict((p, host.node_perms(p)) for p in
-                                      _rdma.device_nodes(host, norm["device_access"]["devices"]))
+        result["device_nodes"] = _rdmaplan.device_nodes(host, norm)
     return result
 
 

@@ -268,10 +268,9 @@ generation:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _link, _qos, _qosboot, _spec
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _qos, _qosplan, _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils._engine import Engine
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
-from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
 ARGUMENT_SPEC = _spec.argument_spec(dict(
     interfaces=dict(type="list", elements="dict", required=True, options=_spec.argument_spec(_spec.SELECTOR)),
@@ -292,69 +291,6 @@ ARGUMENT_SPEC = _spec.argument_spec(dict(
 ), _spec.MODE, _spec.JOURNAL_DIR)
 
 
-def observe(host: Host, params: dict, desired: dict) -> dict:
-    """Read everything the plan needs: links, each interface's DCB/ECN state, its RDMA ports."""
-    links = _link.observe(host)
-    chosen = _link.select(params["interfaces"], links)
-    ports = _qos.observe_rdma(host, sorted(chosen), desired["roce_mode"])
-    nics = {}
-    for ifname in sorted(chosen):
-        driver = links[ifname].get("driver")
-        obs = _qos.observe_nic(host, ifname, _qos.choose_backend(host, params["backend"], driver))
-        obs["driver"] = driver
-        nics[ifname] = {"obs": obs, "mtu": links[ifname]["mtu"], "selected_by": chosen[ifname]["selected_by"],
-                        "ecn": _qos.observe_ecn(host, ifname) if obs["supported"] else None,
-                        "ports": [p for p in ports if p["netdev"] == ifname]}
-    return {"nics": nics, "ports": ports}
-
-
-def plan(desired: dict, seen: dict, on_unsupported: str, mode: str, files: dict, bins: dict) -> dict:
-    """Pure: coherence checks on every interface, then the plan; ValueError before any change.
-
-    ``mode`` runtime/both plans the live keys; persist/both the boot files rendered from the wanted
-    value of every live key considered; ``files`` is path → current state of each planned file and
-    ``bins`` tool → absolute path on the node, for the boot script."""
-    warnings, unsupported, errors = [], [], []
-    finals, interfaces = {}, {}
-    for ifname, nic in sorted(seen["nics"].items()):
-        obs = nic["obs"]
-        info = {"driver": obs.get("driver"), "backend": obs["backend"], "dcb": obs["supported"],
-                "selected_by": nic["selected_by"]}
-        interfaces[ifname] = info
-        if not obs["supported"]:
-            unsupported.append({"interface": ifname, "feature": "dcb", "reason": obs["reason"]})
-            errors.extend(_qos._check_mtu(ifname, nic["mtu"], nic["ports"], desired["rdma_mtu"]))
-            continue
-        try:
-            finals[ifname] = _qos.check(ifname, obs, desired, nic["ecn"], nic["ports"], nic["mtu"], warnings)
-        except ValueError as e:
-            errors.append(str(e))
-            continue
-        info.update(finals[ifname], trust_control=obs["trust_control"])
-    if errors:
-        raise ValueError("; ".join(errors))
-    live, live_previous, wanted = Plan(), {}, []
-    for ifname in sorted(finals):
-        nic = seen["nics"][ifname]
-        _qos.plan_nic(ifname, nic["obs"], desired, nic["ecn"], finals[ifname], live, live_previous, unsupported,
-                      wanted)
-    _qos.plan_rdma_cm(seen["ports"], desired, live, live_previous, unsupported, wanted)
-    if mode in ("runtime", "both"):
-        p, previous = live, live_previous
-    else:
-        p, previous = Plan(), {}
-    if mode in ("persist", "both"):
-        _qosboot.plan_files(wanted, bins, files, p, previous)
-    if unsupported and on_unsupported == "fail":
-        raise ValueError("not supported here: %s; set on_unsupported: warn to apply the rest and report these"
-                         % "; ".join("%s %s (%s)" % (u["interface"], u["feature"], u["reason"]) for u in unsupported))
-    app = _qos.app_values(desired, seen["ports"], finals, warnings)
-    if not seen["ports"]:
-        app["netdevs"] = sorted(seen["nics"])
-    return {"plan": p, "previous": previous, "warnings": warnings, "unsupported": unsupported,
-            "interfaces": interfaces, "app": app, "rdma_ports": seen["ports"]}
-
-
 def run(module, host: Host) -> dict:
     params = module.params
     if not params["interfaces"]:
@@ -368,14 +304,10 @@ def run(module, host: Host) -> dict:
     notes = []
 
     def build():
-        seen = observe(host, params, desired)
-        files = dict((path, host.file_state(path)) for path in _qosboot.planned_paths(params["mode"]))
-        bins = dict((name, host.which(name) or name) for name in ("dcb", "mlnx_qos", "modprobe"))
-        planned = plan(desired, seen, params["on_unsupported"], params["mode"], files, bins)
-        extra.update(interfaces=planned["interfaces"], unsupported=planned["unsupported"],
-                     rdma_ports=planned["rdma_ports"], app=planned["app"])
-        notes[:] = planned["warnings"] + ["%s: %s not supported here: %s" % (u["interface"], u["feature"], u["reason"])
-                                          for u in planned["unsupported"]]
+        seen = _qosplan.observe(host, params["interfaces"], params["backend"], desired["roce_mode"], params["mode"])
+        planned = _qosplan.plan(desired, seen, params["on_unsupported"], params["mode"])
+        extra.update(_qosplan.returned(planned))
+        notes[:] = _qosplan.notes(planned)
         return planned["plan"], planned["previous"]
 
     out = engine.run("roce_qos", build, extra)

@@ -112,7 +112,7 @@ def run(module, host: Host) -> dict:
             interfaces[ifname] = info
             if not obs["supported"]:
                 unsupported.append({"interface": ifname, "feature": "dcb", "reason": obs["reason"]})
-                findings.extend(_qos._check_mtu(ifname, links[ifname]["mtu"], mine, None))
+                findings.extend(_qos.check_mtu(ifname, links[ifname]["mtu"], mine, None))
                 continue
             ecn = _qos.observe_ecn(host, ifname)
             info.update(trust=obs["trust"], trust_control=obs["trust_control"], pfc=obs["pfc"],
