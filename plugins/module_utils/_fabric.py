@@ -14,8 +14,9 @@ import os
 import re
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _ethtool, _iproute, _irq, _parse
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _ethtool, _ibtools, _iproute, _irq, _nvidia_smi, _parse
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
 
 IB = "/sys/class/infiniband"
 # ethtool -S counters that mean trouble (errors, drops, discards, pause frames, buffer exhaustion)
@@ -119,7 +120,7 @@ def netdev(host: Host, name: str, interrupts: Dict[int, Dict[str, Any]], ethtool
         if rc == 0 and out.strip():
             try:
                 info["ethtool_counters"] = select_counters(_ethtool.parse_ethtool_stats(out))
-            except _parse.ParseError:
+            except ParseError:
                 info["ethtool_counters"] = None
     try:
         nic = _irq.nic_irqs(host, name, interrupts)
@@ -155,14 +156,15 @@ def tool_outputs(host: Host, wanted: List[str]) -> Dict[str, Any]:
     """Parsed output of each wanted checklist tool that is installed (None when it is not)."""
     out: Dict[str, Any] = {}
     commands = {
-        "ibv_devinfo": (["ibv_devinfo", "-v"], _parse.parse_ibv_devinfo_verbose),
-        "rdma": (["rdma", "-j", "link", "show"], _parse.parse_rdma_link_json),
-        "ibstat": (["ibstat"], _parse.parse_ibstat),
-        "nvidia-smi": (["nvidia-smi", "topo", "-m"], _parse.parse_nvidia_smi_topo),
+        "ibv_devinfo": (_ibtools.IBV_DEVINFO, "verbose"),
+        "rdma": (_ibtools.RDMA, "links"),
+        "ibstat": (_ibtools.IBSTAT, "show"),
+        "nvidia-smi": (_nvidia_smi.NVIDIA_SMI, "topo"),
     }
     rdma_core_loaded = host.isdir("/sys/module/ib_core")
     for tool in wanted:
-        argv, parser = commands[tool]
+        runner, action = commands[tool]
+        argv, parser = runner.argv(action), runner.parsers[action]
         if host.which(argv[0]) is None:
             out[tool] = None
             continue
@@ -176,7 +178,7 @@ def tool_outputs(host: Host, wanted: List[str]) -> Dict[str, Any]:
             continue
         try:
             out[tool] = parser(text)
-        except _parse.ParseError as e:
+        except ParseError as e:
             out[tool] = {"error": str(e)}
     return out
 

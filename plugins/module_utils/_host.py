@@ -18,7 +18,6 @@ import tempfile
 import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _parse
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import is_not_supported
 
 Runner = Callable[[List[str]], Tuple[int, str, str]]
@@ -271,12 +270,6 @@ class Host:
         return out
 
     # ------------------------------------------------------------------ DCB / RDMA tools
-    def ibv_devinfo(self, device: str) -> Optional[Dict[str, Any]]:
-        """Parsed ``ibv_devinfo -d DEV`` for one device; None when ibv_devinfo is not installed."""
-        if self.which("ibv_devinfo") is None:
-            return None
-        return _parse.parse_ibv_devinfo(self.run_ok(["ibv_devinfo", "-d", device])).get(device)
-
     def node_perms(self, path: str) -> Optional[Dict[str, Any]]:
         """Group id and permission bits of a device node (or any file), None when absent."""
         try:

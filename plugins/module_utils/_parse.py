@@ -15,9 +15,8 @@ from __future__ import annotations
 # does not know are ignored (ring extras are kept under "extra"), so newer tool versions
 # do not break it.
 
-import json
 import re
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import (  # noqa: F401
     NA as _NA, ParseError, int_or_none as _int_or_none, is_not_supported, lines as _lines,
@@ -38,57 +37,9 @@ __all__ = [
 # `ibv_devinfo` (rdma-core) is parsed by its "name: value" labels as well.
 
 __all__ += [
-    "IB_MTU_BYTES",
-    "parse_ibv_devinfo",
 ]
 
 # IB MTU enum (enum ib_mtu / ibv_mtu) -> bytes
-IB_MTU_BYTES = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
-
-def parse_ibv_devinfo(text: str) -> Dict[str, Dict[str, Any]]:
-    """Parse ``ibv_devinfo`` (rdma-core) into ``{hca_id: {"transport", "fw_ver", "node_guid",
-    "ports": {port: {"state", "max_mtu", "active_mtu", "link_layer"}}}}``.
-
-    ``max_mtu``/``active_mtu`` are bytes (``4096 (5)`` -> 4096; the enum in parentheses must agree
-    with the bytes, see :data:`IB_MTU_BYTES`); ``state`` is the name (``PORT_ACTIVE``).
-    """
-    tool = "ibv_devinfo"
-    out = {}  # type: Dict[str, Dict[str, Any]]
-    dev = None  # type: Optional[Dict[str, Any]]
-    port = None  # type: Optional[Dict[str, Any]]
-    for line in _lines(text, tool):
-        field = _split_field(line)
-        if field is None:
-            continue
-        label, value = field
-        if label == "hca_id":
-            dev = {"ports": {}}
-            out[value] = dev
-            port = None
-        elif dev is None:
-            continue
-        elif label == "port":
-            try:
-                number = int(value)
-            except ValueError:
-                raise ParseError("%s: bad port number in line %r" % (tool, line)) from None
-            port = {"state": None, "max_mtu": None, "active_mtu": None, "link_layer": None}
-            dev["ports"][number] = port
-        elif port is not None and label in ("max_mtu", "active_mtu"):
-            m = re.match(r"^(\d+)\s*\((\d+)\)$", value)
-            if not m or IB_MTU_BYTES.get(int(m.group(2))) != int(m.group(1)):
-                raise ParseError("%s: %s must read like '4096 (5)' in line %r" % (tool, label, line))
-            port[label] = int(m.group(1))
-        elif port is not None and label == "state":
-            port["state"] = value.split()[0]
-        elif port is not None and label == "link_layer":
-            port["link_layer"] = value
-        elif port is None and label in ("transport", "fw_ver", "node_guid"):
-            dev[label] = value
-    if not out:
-        raise ParseError("%s: no 'hca_id:' line in output" % tool)
-    return out
-
 
 # --------------------------------------------------------------------------- RDMA stack and fabric facts
 #
@@ -105,193 +56,12 @@ __all__ += [
     "parse_apt_simulate",
     "parse_dnf_transaction",
     "parse_dpkg_query_status",
-    "parse_ibstat",
-    "parse_ibv_devinfo_verbose",
     "parse_modules_builtin",
     "parse_modules_dep",
     "parse_modules_softdep",
-    "parse_nvidia_smi_topo",
     "parse_proc_net_snmp",
-    "parse_rdma_link_json",
     "parse_softnet_stat",
 ]
-
-# "PORT_ACTIVE (4)", "4096 (5)", "2.5 Gbps (1)": value, then the enum in parentheses
-_ENUM_VALUE = re.compile(r"^(?P<text>.*?)\s*\((?P<enum>\d+)\)$")
-_IB_MTU = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
-# "GID[  0]:  fe80::5054:ff:fe12:3456, RoCE v2" (rdma-core >= 25) or the bare GID (older)
-_GID_LINE = re.compile(r"^GID\[\s*(?P<index>\d+)\]:\s*(?P<gid>[0-9a-fA-F:.]+)(?:,\s*(?P<type>.+))?$")
-
-
-def _enum_field(value: str) -> Tuple[str, Optional[int]]:
-    m = _ENUM_VALUE.match(value)
-    if not m:
-        return value, None
-    return m.group("text"), int(m.group("enum"))
-
-
-def parse_ibv_devinfo_verbose(text: str) -> Dict[str, Dict[str, Any]]:
-    """Parse ``ibv_devinfo -v`` (also plain ``ibv_devinfo``) into ``{hca_id: device}``.
-
-    device: ``transport``, ``fw_ver``, ``node_guid``, ``sys_image_guid``, ``vendor_id``,
-    ``vendor_part_id``, ``hw_ver``, ``board_id``, ``phys_port_cnt`` (int), ``ports``:
-    ``{port: {"state", "phys_state", "max_mtu", "active_mtu" (bytes), "link_layer",
-    "active_width", "active_speed", "sm_lid", "port_lid", "gids": [{"index", "gid", "type"}]}}``.
-    MTUs must read like ``4096 (5)`` with the enum agreeing with the bytes.
-    """
-    tool = "ibv_devinfo -v"
-    devices = {}  # type: Dict[str, Dict[str, Any]]
-    dev = None  # type: Optional[Dict[str, Any]]
-    port = None  # type: Optional[Dict[str, Any]]
-    device_fields = ("transport", "fw_ver", "node_guid", "sys_image_guid", "vendor_id",
-                     "vendor_part_id", "hw_ver", "board_id")
-    for line in _lines(text, tool):
-        gid = _GID_LINE.match(line)
-        if gid and port is not None:
-            port["gids"].append({"index": int(gid.group("index")), "gid": gid.group("gid").lower(),
-                                 "type": gid.group("type").strip() if gid.group("type") else None})
-            continue
-        field = _split_field(line)
-        if field is None:
-            continue
-        label, value = field
-        if label == "hca_id":
-            dev = {"ports": {}, "phys_port_cnt": None}
-            dev.update(dict.fromkeys(device_fields))
-            devices[value] = dev
-            port = None
-        elif dev is None:
-            continue
-        elif label == "port":
-            if not value.isdigit():
-                raise ParseError("%s: bad port number in line %r" % (tool, line))
-            port = {"state": None, "phys_state": None, "max_mtu": None, "active_mtu": None,
-                    "link_layer": None, "active_width": None, "active_speed": None,
-                    "sm_lid": None, "port_lid": None, "gids": []}
-            dev["ports"][int(value)] = port
-        elif port is None:
-            if label in device_fields:
-                dev[label] = _enum_field(value)[0] if label == "transport" else value
-            elif label == "phys_port_cnt":
-                dev[label] = _int_or_none(value, tool, line)
-        elif label in ("max_mtu", "active_mtu"):
-            number, enum = _enum_field(value)
-            if enum is None or not number.isdigit() or _IB_MTU.get(enum) != int(number):
-                raise ParseError("%s: %s must read like '4096 (5)' in line %r" % (tool, label, line))
-            port[label] = int(number)
-        elif label in ("state", "phys_state", "active_width", "active_speed"):
-            port[label] = _enum_field(value)[0]
-        elif label == "link_layer":
-            port[label] = value
-        elif label in ("sm_lid", "port_lid"):
-            port[label] = _int_or_none(value, tool, line)
-    if not devices:
-        raise ParseError("%s: no 'hca_id:' line in output" % tool)
-    return devices
-
-
-def parse_ibstat(text: str) -> Dict[str, Dict[str, Any]]:
-    """Parse ``ibstat`` (infiniband-diags) into ``{ca: {"ca_type", "number_of_ports",
-    "firmware_version", "hardware_version", "node_guid", "system_image_guid",
-    "ports": {port: {"state", "physical_state", "rate" (Gb/s, int), "base_lid", "lmc", "sm_lid",
-    "capability_mask", "port_guid", "link_layer"}}}}``."""
-    tool = "ibstat"
-    cas = {}  # type: Dict[str, Dict[str, Any]]
-    ca = None  # type: Optional[Dict[str, Any]]
-    port = None  # type: Optional[Dict[str, Any]]
-    ints = ("number_of_ports", "rate", "base_lid", "lmc", "sm_lid")
-    for line in _lines(text, tool):
-        m = re.match(r"^CA '(?P<name>[^']+)'$", line)
-        if m:
-            ca = {"ports": {}}
-            cas[m.group("name")] = ca
-            port = None
-            continue
-        m = re.match(r"^Port (?P<num>\d+):$", line)
-        if m and ca is not None:
-            port = {}
-            ca["ports"][int(m.group("num"))] = port
-            continue
-        field = _split_field(line)
-        if field is None or ca is None:
-            continue
-        key = _snake(field[0])
-        value = field[1]
-        target = port if port is not None else ca
-        target[key] = _int_or_none(value, tool, line) if key in ints else value
-    if not cas:
-        raise ParseError("%s: no \"CA '...'\" line in output" % tool)
-    return cas
-
-
-def parse_rdma_link_json(text: str) -> List[Dict[str, Any]]:
-    """Parse ``rdma -j link show`` (iproute2) into ``[{"device", "port", "state",
-    "physical_state", "netdev", "netdev_index"}]``; ``netdev`` is None for InfiniBand ports."""
-    tool = "rdma -j link"
-    try:
-        data = json.loads(text)
-    except (TypeError, ValueError) as exc:
-        raise ParseError("%s: malformed JSON: %s" % (tool, exc)) from None
-    if not isinstance(data, list):
-        raise ParseError("%s: expected a JSON list of links, got %s" % (tool, type(data).__name__))
-    out = []
-    for index, item in enumerate(data):
-        if not isinstance(item, dict) or not isinstance(item.get("ifname"), str) \
-                or not isinstance(item.get("port"), int):
-            raise ParseError("%s: entry %d has no 'ifname' and 'port'" % (tool, index))
-        out.append({"device": item["ifname"], "port": item["port"], "state": item.get("state"),
-                    "physical_state": item.get("physical_state"), "netdev": item.get("netdev"),
-                    "netdev_index": item.get("netdev_index")})
-    return out
-
-
-def parse_nvidia_smi_topo(text: str) -> Dict[str, Any]:
-    """Parse ``nvidia-smi topo -m`` (tab-separated) into ``{"devices": [GPU0, NIC0, ...],
-    "matrix": {row: {column: "PIX"|"NV12"|"X"|...}}, "cpu_affinity": {gpu: cpulist},
-    "numa_affinity": {gpu: node}, "nics": {NIC0: "mlx5_0"}}``."""
-    tool = "nvidia-smi topo -m"
-    lines = [line.rstrip() for line in text.splitlines()] if isinstance(text, str) else None
-    if not lines or not any(lines):
-        raise ParseError("%s: empty output" % tool)
-    header = next((line for line in lines if line.strip()), "")
-    if "\t" not in header:
-        raise ParseError("%s: the header line has no tab-separated columns: %r" % (tool, header))
-    columns = [c.strip() for c in header.split("\t")]
-    if columns and columns[0] == "":
-        columns = columns[1:]
-    extra = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
-    devices = [c for c in columns if c and c not in extra]
-    result = {"devices": devices, "matrix": {}, "cpu_affinity": {}, "numa_affinity": {},
-              "nics": {}}  # type: Dict[str, Any]
-    in_matrix = True
-    for line in lines[lines.index(header) + 1:]:
-        stripped = line.strip()
-        if not stripped:
-            in_matrix = False
-            continue
-        m = re.match(r"^(NIC\d+):\s*(\S+)$", stripped)
-        if m:
-            result["nics"][m.group(1)] = m.group(2)
-            continue
-        if not in_matrix:
-            continue
-        cells = [c.strip() for c in line.split("\t")]
-        row = cells[0]
-        if row not in devices:
-            raise ParseError("%s: row %r is not one of the header's devices" % (tool, row))
-        values = cells[1:]
-        result["matrix"][row] = dict((dev, values[i]) for i, dev in enumerate(devices) if i < len(values))
-        for i, name in enumerate(columns[len(devices):]):
-            pos = len(devices) + i
-            value = values[pos] if pos < len(values) else ""
-            if name == "CPU Affinity" and value:
-                result["cpu_affinity"][row] = value
-            elif name == "NUMA Affinity" and value:
-                result["numa_affinity"][row] = value
-    if not result["matrix"]:
-        raise ParseError("%s: no matrix rows in output" % tool)
-    return result
-
 
 def parse_softnet_stat(text: str) -> List[Dict[str, int]]:
     """Parse /proc/net/softnet_stat (one hex row per online CPU) into ``[{"cpu", "processed",

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _dcb, _mlnx_qos
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _dcb, _ibtools, _mlnx_qos
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError, NotSupported
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
@@ -411,7 +411,7 @@ def observe_rdma(host: Host, netdevs: List[str], mode: str) -> List[Dict[str, An
             if ndev not in netdevs:
                 continue
             if device not in devinfo:
-                devinfo[device] = host.ibv_devinfo(device)
+                devinfo[device] = _ibtools.devinfo(host, device)
             info = ((devinfo[device] or {}).get("ports") or {}).get(int(port)) or {}
             cm = cm_dir(device)
             ports.append({

@@ -24,9 +24,10 @@ import re
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _parse
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _ibtools, _parse
 from ansible_collections.hpcnet.rdma.plugins.module_utils._domain import Refused
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import is_not_supported
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
 MODULES_LOAD = "/etc/modules-load.d/hpcnet-rdma.conf"
@@ -102,13 +103,13 @@ def rdma_links(host: Host) -> List[Dict[str, Any]]:
     (check mode, status) must not load a module."""
     if not host.isdir("/sys/module/ib_core"):
         return []
-    rc, out, err = host.run(["rdma", "-j", "link", "show"])
+    rc, out, err = _ibtools.RDMA.run(host, "links")
     if rc != 0:
         msg = " ".join((err or out).split())
-        if "NETLINK_RDMA" in msg or _parse.is_not_supported(msg):
+        if "NETLINK_RDMA" in msg or is_not_supported(msg):
             return []
         raise HostError("rdma -j link show failed (rc=%d): %s" % (rc, msg))
-    return _parse.parse_rdma_link_json(out or "[]")
+    return _ibtools.parse_rdma_link_json(out or "[]")
 
 
 class _Rxe(object):
@@ -125,9 +126,9 @@ class _Rxe(object):
         if current == value:
             return
         if current is not None:
-            host.run_ok(["rdma", "link", "delete", name])
+            _ibtools.RDMA.call(host, "delete_link", name=name)
         if value is not None:
-            host.run_ok(["rdma", "link", "add", name, "type", "rxe", "netdev", value["netdev"]])
+            _ibtools.RDMA.call(host, "add_rxe", name=name, netdev=value["netdev"])
 
     @staticmethod
     def same(actual: Any, wanted: Any) -> bool:
@@ -158,7 +159,7 @@ class _RdmaSystem(object):
             return
         if current is None:
             raise HostError("cannot set the RDMA netns mode: ib_core is not loaded")
-        rc, out, err = host.run(["rdma", "system", "set", "netns", value])
+        rc, out, err = _ibtools.RDMA.run(host, "set_netns", mode=value)
         if rc != 0:
             msg = " ".join((err or out).split())
             if "busy" in msg.lower():
