@@ -76,9 +76,9 @@ def differences(spec: Dict[str, Any], docs: Dict[str, Any], where: str) -> List[
         s, d = spec[name], docs[name]
         for field, fallback in (("type", "str"), ("elements", None), ("choices", None), ("default", None),
                                 ("required", False)):
-            if s.get(field, fallback) != d.get(field, fallback):
-                out.append("%s%s.%s: spec %r, docs %r" % (where, name, field, s.get(field, fallback),
-                                                           d.get(field, fallback)))
+            in_spec, in_docs = s.get(field, fallback), d.get(field, fallback)
+            if in_spec != in_docs:
+                out.append("%s%s.%s: spec %r, docs %r" % (where, name, field, in_spec, in_docs))
         out.extend(differences(s.get("options") or {}, d.get("suboptions") or {}, "%s%s." % (where, name)))
     return out
 
