@@ -14,7 +14,7 @@ import os
 import re
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _ethtool, _ibtools, _iproute, _irq, _nvidia_smi, _parse
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _ethtool, _ibtools, _iproute, _irq, _nvidia_smi, _procnet
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
 
@@ -140,12 +140,12 @@ def host_counters(host: Host) -> Dict[str, Any]:
     out: Dict[str, Any] = {"softnet": None, "tcp": None}
     text = _text(host, "/proc/net/softnet_stat")
     if text:
-        rows = _parse.parse_softnet_stat(text)
+        rows = _procnet.parse_softnet_stat(text)
         out["softnet"] = {"per_cpu": rows, "dropped": sum(r["dropped"] for r in rows),
                           "time_squeeze": sum(r["time_squeeze"] for r in rows)}
     text = _text(host, "/proc/net/snmp")
     if text:
-        tcp = _parse.parse_proc_net_snmp(text).get("Tcp", {})
+        tcp = _procnet.parse_proc_net_snmp(text).get("Tcp", {})
         out_segs, retrans = tcp.get("OutSegs", 0), tcp.get("RetransSegs", 0)
         out["tcp"] = {"out_segs": out_segs, "retrans_segs": retrans,
                       "retrans_ratio": round(float(retrans) / out_segs, 6) if out_segs else 0.0}

@@ -12,31 +12,6 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils import _parse, _pkg, _
 from .conftest import fixture
 
 
-def test_softnet_stat_captured_6x_layout():
-    rows = _parse.parse_softnet_stat(fixture("softnet_stat.2cpu.captured.txt"))
-    assert [r["cpu"] for r in rows] == [0, 1]
-    assert rows[0]["processed"] == 0x6c6 and rows[1]["processed"] == 0x8252
-    assert all(r["dropped"] == 0 and r["time_squeeze"] == 0 for r in rows)
-
-
-def test_softnet_stat_old_layout_uses_row_numbers():
-    text = "0000a000 00000002 00000011 0 0 0 0 0 0 00000005 00000001\n0000b000 00000000 00000003 0 0 0 0 0 0 0 0\n"
-    rows = _parse.parse_softnet_stat(text)
-    assert rows[0] == {"cpu": 0, "processed": 0xa000, "dropped": 2, "time_squeeze": 0x11, "received_rps": 5,
-                       "flow_limit_count": 1}
-    assert rows[1]["cpu"] == 1
-    with pytest.raises(_parse.ParseError, match="non-hex"):
-        _parse.parse_softnet_stat("zz 0 0\n")
-
-
-def test_proc_net_snmp_captured():
-    snmp = _parse.parse_proc_net_snmp(fixture("proc-net-snmp.captured.txt"))
-    assert snmp["Tcp"]["RtoMin"] == 200 and snmp["Tcp"]["MaxConn"] == -1
-    assert "RetransSegs" in snmp["Tcp"] and "InDatagrams" in snmp["Udp"]
-    with pytest.raises(_parse.ParseError, match="do not pair up"):
-        _parse.parse_proc_net_snmp("Tcp: A B\nTcp: 1\n")
-
-
 # ---------------------------------------------------------------- package tools (captured on Debian 12)
 def test_apt_cache_policy_captured():
     policy = _parse.parse_apt_cache_policy(fixture("apt-cache-policy.bookworm.captured.txt"))
