@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Union
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, NotSupported
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import (
-    NA, ParseError, int_or_none, lines, snake, split_field)
+    NA, ParseError, int_or_none, snake, split_field, split_lines)
 from ansible_collections.hpcnet.rdma.plugins.module_utils._runner import Tool
 
 Scalar = Union[int, str, None]
@@ -80,7 +80,7 @@ def _parse_max_current(
     }  # type: Dict[str, Any]
     seen = set()  # type: set
     section = None  # type: Optional[str]
-    for line in lines(text, tool):
+    for line in split_lines(text, tool):
         lowered = line.lower().rstrip(":").strip()
         if lowered == _MAX_HEADER:
             section = "max"
@@ -142,7 +142,7 @@ def parse_ethtool_coalesce(text: str) -> Dict[str, Union[int, bool, None]]:
     tool = "ethtool -c"
     result = {"adaptive_rx": None, "adaptive_tx": None}  # type: Dict[str, Union[int, bool, None]]
     found = False
-    for line in lines(text, tool):
+    for line in split_lines(text, tool):
         if not line or line.lower().startswith("coalesce parameters for"):
             continue
         pair = _RX_TX_PAIR.match(line)
@@ -174,7 +174,7 @@ def parse_ethtool_driver(text: str) -> Dict[str, Union[str, bool]]:
     """
     tool = "ethtool -i"
     result = {}  # type: Dict[str, Union[str, bool]]
-    for line in lines(text, tool):
+    for line in split_lines(text, tool):
         label, sep, value = line.partition(":")
         key = snake(label)
         if not sep or key not in _DRIVER_KEYS:
@@ -199,7 +199,7 @@ def parse_ethtool_stats(text: str) -> Dict[str, int]:
     """
     tool = "ethtool -S"
     result = {}  # type: Dict[str, int]
-    for line in lines(text, tool):
+    for line in split_lines(text, tool):
         if not line or line.lower() == "nic statistics:":
             continue
         name, sep, value = line.rpartition(":")

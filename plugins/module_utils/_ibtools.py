@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import (
-    ParseError, int_or_none, lines, snake, split_field)
+    ParseError, int_or_none, snake, split_field, split_lines)
 from ansible_collections.hpcnet.rdma.plugins.module_utils._runner import Tool
 
 # IB MTU enum (enum ib_mtu / ibv_mtu) -> bytes
@@ -39,7 +39,7 @@ def parse_ibv_devinfo(text: str) -> Dict[str, Dict[str, Any]]:
     out = {}  # type: Dict[str, Dict[str, Any]]
     dev = None  # type: Optional[Dict[str, Any]]
     port = None  # type: Optional[Dict[str, Any]]
-    for line in lines(text, tool):
+    for line in split_lines(text, tool):
         field = split_field(line)
         if field is None:
             continue
@@ -95,7 +95,7 @@ def parse_ibv_devinfo_verbose(text: str) -> Dict[str, Dict[str, Any]]:
     port = None  # type: Optional[Dict[str, Any]]
     device_fields = ("transport", "fw_ver", "node_guid", "sys_image_guid", "vendor_id",
                      "vendor_part_id", "hw_ver", "board_id")
-    for line in lines(text, tool):
+    for line in split_lines(text, tool):
         gid = _GID_LINE.match(line)
         if gid and port is not None:
             port["gids"].append({"index": int(gid.group("index")), "gid": gid.group("gid").lower(),
@@ -150,7 +150,7 @@ def parse_ibstat(text: str) -> Dict[str, Dict[str, Any]]:
     ca = None  # type: Optional[Dict[str, Any]]
     port = None  # type: Optional[Dict[str, Any]]
     ints = ("number_of_ports", "rate", "base_lid", "lmc", "sm_lid")
-    for line in lines(text, tool):
+    for line in split_lines(text, tool):
         m = re.match(r"^CA '(?P<name>[^']+)'$", line)
         if m:
             ca = {"ports": {}}

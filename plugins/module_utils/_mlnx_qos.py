@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import (
-    ParseError, int_or_none, is_not_supported, lines)
+    ParseError, int_or_none, is_not_supported, split_lines)
 from ansible_collections.hpcnet.rdma.plugins.module_utils._runner import Failure, Tool
 
 _PRIOS = 8   # IEEE 802.1p priorities
@@ -53,7 +53,7 @@ def parse_mlnx_qos(text: str) -> Dict[str, Any]:
     section = None  # type: Optional[str]
     pfc_header = None  # type: Optional[List[int]]
     current_tc = None  # type: Optional[int]
-    for line in lines(text, tool):
+    for line in split_lines(text, tool):
         if not line:
             continue
         lower = line.lower()

@@ -19,7 +19,7 @@ import re
 from typing import Dict, List, Optional
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import (  # noqa: F401
-    NA as _NA, ParseError, int_or_none as _int_or_none, is_not_supported, lines as _lines,
+    NA as _NA, ParseError, int_or_none as _int_or_none, is_not_supported, split_lines as _lines,
     load_json_list, load_json_object as _load_json_object, snake as _snake, split_field as _split_field)
 
 __all__ = [

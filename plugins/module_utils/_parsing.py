@@ -44,7 +44,7 @@ def snake(label: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", label.strip().lower()).strip("_")
 
 
-def lines(text: str, tool: str) -> List[str]:
+def split_lines(text: str, tool: str) -> List[str]:
     """Stripped lines of ``text``; ParseError when it is not text or holds nothing but blanks."""
     if not isinstance(text, str):
         raise ParseError("%s: expected text output, got %s" % (tool, type(text).__name__))

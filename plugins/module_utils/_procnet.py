@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Dict, List
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError, lines
+from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError, split_lines
 
 
 def parse_softnet_stat(text: str) -> List[Dict[str, int]]:
@@ -22,7 +22,7 @@ def parse_softnet_stat(text: str) -> List[Dict[str, int]]:
     printed, else the row number."""
     tool = "/proc/net/softnet_stat"
     out = []
-    for row, line in enumerate(line for line in lines(text, tool) if line):
+    for row, line in enumerate(line for line in split_lines(text, tool) if line):
         try:
             cols = [int(c, 16) for c in line.split()]
         except ValueError:
@@ -38,7 +38,7 @@ def parse_softnet_stat(text: str) -> List[Dict[str, int]]:
 def parse_proc_net_snmp(text: str) -> Dict[str, Dict[str, int]]:
     """Parse /proc/net/snmp (and /proc/net/netstat): ``{"Tcp": {"RetransSegs": 0, ...}, ...}``."""
     tool = "/proc/net/snmp"
-    lines = [line for line in lines(text, tool) if line]
+    lines = [line for line in split_lines(text, tool) if line]
     out = {}  # type: Dict[str, Dict[str, int]]
     for head, values in zip(lines[::2], lines[1::2]):
         hname, _sep, hcols = head.partition(":")

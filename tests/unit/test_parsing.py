@@ -68,9 +68,9 @@ def test_snake(label, expected):
 
 
 @pytest.mark.parametrize("text, detail", [(None, "expected text output, got NoneType"), (" \n\n", "empty output")])
-def test_lines_errors(text, detail):
+def test_split_lines_errors(text, detail):
     with pytest.raises(_parsing.ParseError, match="^tool: " + detail):
-        _parsing.lines(text, "tool")
+        _parsing.split_lines(text, "tool")
 
 
 @pytest.mark.parametrize("func, text, detail", [
