@@ -51,107 +51,10 @@ __all__ += [
 
 __all__ += [
     "kmod_name",
-    "parse_apt_cache_depends",
-    "parse_apt_cache_policy",
-    "parse_apt_simulate",
-    "parse_dnf_transaction",
-    "parse_dpkg_query_status",
     "parse_modules_builtin",
     "parse_modules_dep",
     "parse_modules_softdep",
 ]
-
-# --------------------------------------------------------------------------- packages
-def parse_apt_cache_policy(text: str) -> Dict[str, Dict[str, Optional[str]]]:
-    """Parse ``apt-cache policy NAME...`` into ``{name: {"installed", "candidate"}}`` (None for
-    ``(none)``).  apt prints nothing for a name it does not know, so absent keys are unknown."""
-    out = {}  # type: Dict[str, Dict[str, Optional[str]]]
-    current = None  # type: Optional[Dict[str, Optional[str]]]
-    for line in (text or "").splitlines():
-        if line and not line[0].isspace() and line.rstrip().endswith(":"):
-            current = {"installed": None, "candidate": None}
-            out[line.rstrip()[:-1]] = current
-            continue
-        field = _split_field(line.strip())
-        if current is None or field is None:
-            continue
-        if field[0] in ("installed", "candidate"):
-            current[field[0]] = None if field[1] == "(none)" else field[1]
-    return out
-
-
-_APT_ACTION = re.compile(r"^(?P<op>Inst|Remv|Purg)\s+(?P<name>\S+)(?:\s+\[(?P<old>[^\]]+)\])?(?:\s+\((?P<new>\S+).*\))?")
-
-
-def parse_apt_simulate(text: str) -> Dict[str, List[Dict[str, Optional[str]]]]:
-    """Parse ``apt-get -s install ...`` into ``{"install": [{"name", "version"}], "upgrade":
-    [{"name", "from", "version"}], "remove": [{"name", "version"}]}`` in apt's order
-    (``Inst X [old] (new ...)`` is an upgrade; ``Remv``/``Purg`` a removal)."""
-    out = {"install": [], "upgrade": [], "remove": []}  # type: Dict[str, List[Dict[str, Optional[str]]]]
-    for line in (text or "").splitlines():
-        m = _APT_ACTION.match(line.strip())
-        if not m:
-            continue
-        name = m.group("name")
-        if m.group("op") != "Inst":
-            out["remove"].append({"name": name, "version": m.group("old")})
-        elif m.group("old"):
-            out["upgrade"].append({"name": name, "from": m.group("old"), "version": m.group("new")})
-        else:
-            out["install"].append({"name": name, "version": m.group("new")})
-    return out
-
-
-def parse_apt_cache_depends(text: str) -> Dict[str, List[str]]:
-    """Parse ``apt-cache depends --important NAME...`` into ``{name: [Depends/PreDepends]}``
-    (alternatives' providers, the deeper-indented lines, are left out)."""
-    out = {}  # type: Dict[str, List[str]]
-    current = None  # type: Optional[List[str]]
-    for line in (text or "").splitlines():
-        if line and not line[0].isspace():
-            current = out.setdefault(line.strip(), [])
-            continue
-        m = re.match(r"^  \|?(?:Pre)?Depends: <?(?P<dep>[^\s>]+)>?", line)
-        if m and current is not None:
-            current.append(m.group("dep").split(":")[0])
-    return out
-
-
-def parse_dpkg_query_status(text: str) -> Dict[str, str]:
-    """Parse ``dpkg-query -W -f '${Package}\\t${db:Status-Status}\\n' NAME...`` into
-    ``{name: status}`` (``installed``, ``config-files``, ``not-installed``, ``half-installed``...)."""
-    out = {}  # type: Dict[str, str]
-    for line in (text or "").splitlines():
-        name, sep, status = line.partition("\t")
-        if sep and name.strip():
-            out[name.strip().split(":")[0]] = status.strip() or "not-installed"
-    return out
-
-
-def parse_dnf_transaction(text: str) -> Dict[str, List[str]]:
-    """Parse the transaction table ``dnf install --assumeno NAME...`` prints (dnf 4) into
-    ``{"install": [names], "upgrade": [names], "remove": [names]}``; "Nothing to do" is empty."""
-    out = {"install": [], "upgrade": [], "remove": []}  # type: Dict[str, List[str]]
-    section = None  # type: Optional[str]
-    for raw in (text or "").splitlines():
-        line = raw.strip()
-        lowered = line.lower().rstrip(":")
-        if line.endswith(":") and not raw.startswith(" "):
-            if lowered.startswith(("installing", "reinstalling")):
-                section = "install"
-            elif lowered.startswith(("upgrading", "downgrading")):
-                section = "upgrade"
-            elif lowered.startswith(("removing", "erasing")):
-                section = "remove"
-            else:
-                section = None
-            continue
-        if lowered.startswith("transaction summary"):
-            break
-        if section and raw.startswith(" ") and line and not line.startswith(("replacing", "=")):
-            out[section].append(line.split()[0])
-    return out
-
 
 # --------------------------------------------------------------------------- kernel modules
 def kmod_name(path_or_name: str) -> str:

@@ -19,7 +19,7 @@ import re
 import sys
 from typing import Any, Dict, List, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _parse
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _pkgtools
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
@@ -45,7 +45,7 @@ def read_states(host: Host, names: List[str]) -> Dict[str, str]:
         return {}
     if manager(host) == "apt":
         _rc, out, _err = host.run(["dpkg-query", "-W", "-f", "${Package}\\t${db:Status-Status}\\n"] + names)
-        found = _parse.parse_dpkg_query_status(out)
+        found = _pkgtools.parse_dpkg_query_status(out)
         states = {}
         for n in names:
             status = found.get(n, "not-installed")
@@ -125,7 +125,7 @@ def resolve(host: Host, missing: List[str], recommends: bool, distro: str) -> Li
         return []
     if manager(host) == "apt":
         _rc, out, _err = host.run(["apt-cache", "policy"] + missing)
-        policy = _parse.parse_apt_cache_policy(out)
+        policy = _pkgtools.parse_apt_cache_policy(out)
         unknown = [n for n in missing if not (policy.get(n) or {}).get("candidate")]
         if unknown:
             raise ValueError("packages: %s not available for %s (apt-cache policy shows no candidate; a "
@@ -136,10 +136,10 @@ def resolve(host: Host, missing: List[str], recommends: bool, distro: str) -> Li
         if rc != 0:
             raise ValueError("packages: apt-get cannot install %s on %s: %s"
                              % (", ".join(missing), distro, " ".join((err or out).split())[-400:]))
-        sim = _parse.parse_apt_simulate(out)
+        sim = _pkgtools.parse_apt_simulate(out)
         order = [i["name"] for i in sim["install"]]
         _rc, dep_out, _err = host.run(["apt-cache", "depends", "--important"] + order) if order else (0, "", "")
-        deps = _parse.parse_apt_cache_depends(dep_out)
+        deps = _pkgtools.parse_apt_cache_depends(dep_out)
         upgrades = ["%s %s -> %s" % (u["name"], u["from"], u["version"]) for u in sim["upgrade"]]
         removals = [r["name"] for r in sim["remove"]]
     else:
@@ -151,7 +151,7 @@ def resolve(host: Host, missing: List[str], recommends: bool, distro: str) -> Li
                              "enabled repositories)" % (", ".join(unknown), distro))
         weak = "--setopt=install_weak_deps=%s" % ("True" if recommends else "False")
         _rc, out, err = host.run(["dnf", "install", "--assumeno", weak] + missing)
-        sim = _parse.parse_dnf_transaction(out)
+        sim = _pkgtools.parse_dnf_transaction(out)
         if not sim["install"]:
             raise ValueError("packages: dnf cannot install %s on %s: %s"
                              % (", ".join(missing), distro, " ".join((err or out).split())[-400:]))
