@@ -24,7 +24,7 @@ import re
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _ibtools, _parse
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _ibtools, _kmodfiles
 from ansible_collections.hpcnet.rdma.plugins.module_utils._domain import Refused
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import is_not_supported
@@ -205,9 +205,9 @@ def kernel_tree(host: Host, release: str) -> Optional[Dict[str, Any]]:
     dep = host.read(base + "/modules.dep")
     if dep is None:
         return None
-    softdep = _parse.parse_modules_softdep(host.read(base + "/modules.softdep") or "")
-    return {"release": release, "dep": _parse.parse_modules_dep(dep),
-            "builtin": set(_parse.parse_modules_builtin(host.read(base + "/modules.builtin") or "")),
+    softdep = _kmodfiles.parse_modules_softdep(host.read(base + "/modules.softdep") or "")
+    return {"release": release, "dep": _kmodfiles.parse_modules_dep(dep),
+            "builtin": set(_kmodfiles.parse_modules_builtin(host.read(base + "/modules.builtin") or "")),
             "softdep": softdep}
 
 
@@ -292,7 +292,7 @@ def normalize(params: Dict[str, Any]) -> Dict[str, Any]:
     for m in params.get("modules") or []:
         if not MODULE_RE.match(m or ""):
             raise ValueError("modules: %r is not a kernel module name (letters, digits, _ and -)" % m)
-        name = _parse.kmod_name(m)
+        name = _kmodfiles.kmod_name(m)
         if name not in modules:
             modules.append(name)
     rxe = []

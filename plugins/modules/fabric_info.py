@@ -113,8 +113,9 @@ findings:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _fabric, _parse
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _fabric
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
 
 ARGUMENT_SPEC = dict(
     interfaces=dict(type="list", elements="str", default=[]),
@@ -127,7 +128,7 @@ def run(module, host: Host) -> dict:
     params = module.params
     try:
         facts = _fabric.gather(host, params["interfaces"], params["tools"], params["ethtool"])
-    except (ValueError, HostError, _parse.ParseError) as e:
+    except (ValueError, HostError, ParseError) as e:
         module.fail_json(msg=str(e))
     return dict(changed=False, **facts)
 

@@ -7,7 +7,7 @@ idempotence, rollback exact, bad input untouched, container results, refusals.
 
 ``RdmaNode`` answers dpkg/apt, modprobe/rmmod, rdma and getent the way those tools behave
 (documented output formats; the parsers are tested against recorded outputs in
-test_rdma_parse.py).  It is a simulation for unit tests; the Molecule scenario rdma_core runs
+test_ibtools.py, test_pkgtools.py and test_kmodfiles.py).  It is a simulation for unit tests; the Molecule scenario rdma_core runs
 the real apt/dpkg, and the VM scenario the real kernel.
 """
 from __future__ import annotations
@@ -192,8 +192,8 @@ class RdmaNode(FakeNode):
 
 
 def _parse_dep():
-    from ansible_collections.hpcnet.rdma.plugins.module_utils import _parse
-    return _parse.parse_modules_dep(fixture("modules.dep.6.1.0-57-amd64.captured.txt"))
+    from ansible_collections.hpcnet.rdma.plugins.module_utils import _kmodfiles
+    return _kmodfiles.parse_modules_dep(fixture("modules.dep.6.1.0-57-amd64.captured.txt"))
 
 
 @pytest.fixture
