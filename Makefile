@@ -3,7 +3,7 @@
 # to a container registry.
 #
 #   make venv      .venv from requirements.txt
-#   make unit      pytest tests/unit (collection importable as ansible_collections.hpcnet.rdma)
+#   make unit      pytest tests/unit tests/lab (collection importable as ansible_collections.hpcnet.rdma)
 #   make sanity    ansible-test sanity --venv --python 3.11, offline, on a git copy under build/
 #   make lint      ansible-lint --profile production (offline)
 #   make dockerd   make sure a Docker engine answers (starts one if needed, never a second)
@@ -58,7 +58,7 @@ collections:
 
 unit: venv collections
 	mkdir -p "$(RESULTS)"; rm -f "$(RESULTS)/unit.json" "$(RESULTS)/unit.xml"
-	rc=0; $(TOOLS_ENV) PYTHONPATH="$(COLLECTIONS)" "$(BIN)/pytest" tests/unit -p no:cacheprovider \
+	rc=0; $(TOOLS_ENV) PYTHONPATH="$(COLLECTIONS)" "$(BIN)/pytest" tests/unit tests/lab -p no:cacheprovider \
 	    --junitxml="$(RESULTS)/unit.xml" || rc=$$?; \
 	$(RESULT) record unit --rc $$rc --junit "$(RESULTS)/unit.xml"
 

@@ -2,7 +2,7 @@
 
 A check that fails because ssh to a VM failed (exit 255: the guest hung, died or stopped
 answering) gets that VM's serial console attached to its report (kernel-trouble lines and the
-last lines, lab/vm.py console_report()), QEMU's run state and where each vCPU is (cpu_report(): a
+last lines, lab/lablib/vmdiag.py console_report()), QEMU's run state and where each vCPU is (cpu_report(): a
 kernel address it is stuck at means a lockup, the halt loop an idle guest) and the result of a fresh ssh login that waits up to
 PROBE_SECONDS.  If the VM answers again, the failure stands but later checks run as usual; if
 not, the later checks of that VM fail at once, naming the check where it stopped answering,
@@ -15,7 +15,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lab"))
-import vm as labvm  # noqa: E402  pylint: disable=wrong-import-position
+from lablib import vmdiag, vmstate  # noqa: E402  pylint: disable=wrong-import-position
 
 RUN = "molecule-vm"
 PROBE_SECONDS = 60
@@ -51,20 +51,20 @@ def pytest_runtest_makereport(item, call):
     if not report.failed or name is None or not ssh_failed(call) or name in _reported:
         return
     _reported.add(name)
-    state = labvm.load_state(RUN) or {}
+    state = vmstate.load_state(RUN) or {}
     node = next((n for n in state.get("nodes", []) if n["name"] == name), None)
     if node is None:
         report.sections.append(("ssh to %s failed" % name, "no VM %s in lab run %s" % (name, RUN)))
         return
-    took = labvm.ssh_answers(node, PROBE_SECONDS)
+    took = vmstate.ssh_answers(node, PROBE_SECONDS)
     if took is None:
         _dead[name] = item.nodeid
-        with open(labvm.run_dir(RUN) / LOST_FILE, "a", encoding="utf-8") as lost:
+        with open(vmstate.run_dir(RUN) / LOST_FILE, "a", encoding="utf-8") as lost:
             lost.write("%s %s\n" % (name, item.nodeid))
         probe = "a fresh ssh login does NOT answer within %ds either" % PROBE_SECONDS
     else:
         _reported.discard(name)  # a later failure of this VM gets its own report
         probe = "a fresh ssh login answered again, in %.1fs" % took
     report.sections.append(("ssh to %s failed: %s; QEMU's state, its vCPUs and its serial console" % (name, probe),
-                            labvm.cpu_report(node, labvm.run_symbols(state)) + "\n"
-                            + labvm.console_report(node, 60, trouble_only=False)))
+                            vmdiag.cpu_report(node, vmdiag.run_symbols(state)) + "\n"
+                            + vmdiag.console_report(node, 60, trouble_only=False)))

@@ -1,16 +1,13 @@
-"""lab/vm.py: what `labctl.py vm console` prints of a VM: its serial console (console_report) and,
-over QMP, QEMU's run state and where each vCPU is (cpu_report, symbolise)."""
+"""lab/lablib/vmdiag.py: what `labctl.py vm console` prints of a VM: its serial console (console_report)
+and, over QMP, QEMU's run state and where each vCPU is (cpu_report, symbolise)."""
 import json
 import socket
-import sys
 import threading
 import types
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lab"))
-import vm  # noqa: E402  pylint: disable=wrong-import-position
+from lablib import vmdiag  # lab/ is on sys.path: tests/lab/conftest.py
 
 BOOT = ["[    0.470132] NMI watchdog: Perf NMI watchdog permanently disabled",
         "\x1b[0;32m  OK  \x1b[0m] Started ssh.service - OpenBSD Secure Shell server.\r",
@@ -30,7 +27,7 @@ def test_console_report_names_the_kernel_trouble(tmp_path, extra, trouble):
     log = tmp_path / "vm2.console.log"
     log.write_text("\n".join(BOOT + extra) + "\n")
     node = {"name": "vm2", "pid": None, "tag": "x", "console": str(log)}
-    full = vm.console_report(node, 3, trouble_only=False)
+    full = vmdiag.console_report(node, 3, trouble_only=False)
     head = full.splitlines()[0]
     assert head.startswith("== vm2: QEMU pid None NOT running; console ")
     assert head.endswith("%d kernel-trouble line(s)" % len(trouble))
@@ -40,7 +37,7 @@ def test_console_report_names_the_kernel_trouble(tmp_path, extra, trouble):
     assert "\x1b" not in full and "\r" not in full
     assert full.splitlines()[-3:] == [line.replace("\x1b[0;32m", "").replace("\x1b[0m", "").rstrip("\r")
                                       for line in (BOOT + extra)[-3:]]
-    only = vm.console_report(node, 3, trouble_only=True)
+    only = vmdiag.console_report(node, 3, trouble_only=True)
     assert (only == "") == (not trouble)
     if trouble:
         assert only == full
@@ -48,7 +45,7 @@ def test_console_report_names_the_kernel_trouble(tmp_path, extra, trouble):
 
 def test_console_report_without_a_log(tmp_path):
     node = {"name": "vm1", "pid": None, "tag": "x", "console": str(tmp_path / "none.log")}
-    assert vm.console_report(node, 40, trouble_only=False) == \
+    assert vmdiag.console_report(node, 40, trouble_only=False) == \
         "== vm1: QEMU pid None NOT running; no console log %s" % (tmp_path / "none.log")
 
 
@@ -70,9 +67,9 @@ ffffffff82a00000 D some_data
 ])
 def test_symbolise_against_saved_kallsyms(tmp_path, addr, where):
     (tmp_path / "kallsyms").write_text(KALLSYMS_TEXT)
-    syms = vm.kernel_symbols(tmp_path / "kallsyms")
+    syms = vmdiag.kernel_symbols(tmp_path / "kallsyms")
     assert ("some_data" not in {name for _addr, name in syms}) and len(syms) == 5
-    assert vm.symbolise(addr, syms) == where
+    assert vmdiag.symbolise(addr, syms) == where
 
 
 class FakeQmp:
@@ -113,7 +110,7 @@ def test_cpu_report_asks_qemu_over_qmp(tmp_path):
     try:
         node = {"name": "vm2", "qmp": str(tmp_path / "vm2.qmp"), "overlay": str(tmp_path / "vm2.qcow2")}
         syms = [(0xffffffff81234560, "rxe_do_task"), (0xffffffff81c4a2d0, "native_safe_halt")]
-        report = vm.cpu_report(node, syms, samples=2)
+        report = vmdiag.cpu_report(node, syms, samples=2)
     finally:
         fake.close()
     lines = report.splitlines()
@@ -133,21 +130,21 @@ def test_cpu_report_asks_qemu_over_qmp(tmp_path):
     ("io-error", 100 << 20, "== vm2: only 100 MiB free for its overlay; QEMU status io-error (the guest is not running)"),
 ])
 def test_qemu_trouble_names_a_paused_guest_and_a_full_disk(tmp_path, monkeypatch, status, free, said):
-    monkeypatch.setattr(vm.shutil, "disk_usage", lambda path: types.SimpleNamespace(free=free))
+    monkeypatch.setattr(vmdiag.shutil, "disk_usage", lambda path: types.SimpleNamespace(free=free))
     fake = FakeQmp(str(tmp_path / "vm2.qmp"), status)
     try:
         node = {"name": "vm2", "qmp": str(tmp_path / "vm2.qmp"), "overlay": str(tmp_path / "vm2.qcow2")}
-        assert vm.qemu_trouble(node) == said
+        assert vmdiag.qemu_trouble(node) == said
     finally:
         fake.close()
 
 
 def test_no_symbols_without_a_saved_kallsyms(tmp_path):
-    assert vm.kernel_symbols(tmp_path / "kallsyms") == []
-    assert vm.run_symbols({"image": str(tmp_path)}) == [] and vm.run_symbols({}) == []
+    assert vmdiag.kernel_symbols(tmp_path / "kallsyms") == []
+    assert vmdiag.run_symbols({"image": str(tmp_path)}) == [] and vmdiag.run_symbols({}) == []
 
 
 def test_cpu_report_without_qmp(tmp_path):
     node = {"name": "vm1", "qmp": str(tmp_path / "absent.qmp"), "overlay": str(tmp_path / "vm1.qcow2")}
-    assert vm.cpu_report(node, [], samples=1).startswith("== vm1: no QMP answer (")
-    assert vm.qemu_trouble(node).startswith("== vm1: no QMP answer (")
+    assert vmdiag.cpu_report(node, [], samples=1).startswith("== vm1: no QMP answer (")
+    assert vmdiag.qemu_trouble(node).startswith("== vm1: no QMP answer (")
