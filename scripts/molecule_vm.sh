@@ -11,7 +11,7 @@ set -uo pipefail
 
 RESULTS=${1:?usage: molecule_vm.sh RESULTS_DIR}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-RUNDIR=${MOLECULE_VM_RUN_DIR:-"${ROOT}/lab/run/molecule-vm"}  # overridden by tests/unit/test_molecule_vm_retry.py only
+RUNDIR=${MOLECULE_VM_RUN_DIR:-"${ROOT}/lab/run/molecule-vm"}  # overridden by tests/lab/test_molecule_vm_retry.py only
 LOST="${RUNDIR}/lost-ssh"
 PY=${PYTHON:-python3}
 note=()
