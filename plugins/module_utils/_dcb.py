@@ -135,6 +135,7 @@ DCB = Tool("dcb", {
     "set_apptrust": ["apptrust", "set", "dev", "{ifname}", "order", "{*order}"],
     "add_app": ["app", "add", "dev", "{ifname}", "dscp-prio", "{*pairs}"],
     "del_app": ["app", "del", "dev", "{ifname}", "dscp-prio", "{*pairs}"],
+    "replace_app": ["app", "replace", "dev", "{ifname}", "dscp-prio", "{*pairs}"],
 }, parsers={
     "pfc": parse_dcb_pfc_json,
     "app": parse_dcb_app_json,
@@ -142,6 +143,7 @@ DCB = Tool("dcb", {
 }, checks={
     "pfc": _show_check, "app": _show_check, "apptrust": _show_check,
     "set_pfc": _set_check, "set_apptrust": _set_check, "add_app": _set_check, "del_app": _set_check,
+    "replace_app": _set_check,
 })
 
 

@@ -7,6 +7,10 @@
 Paths are always given as absolute node paths (``/proc/sys/...``, ``/etc/...``) and resolved
 under ``root``, so unit tests run against a fake tree.  Commands are argv lists only, run with
 ``LC_ALL=C`` through an injected runner (``AnsibleModule.run_command`` in modules).
+
+Host knows no tool: each tool's argv formats and parsers live in a file of their own
+(``_ethtool``, ``_iproute``, ``_dcb``, ``_mlnx_qos``, ``_ibtools`` ...), run through
+:meth:`Host.run` by :class:`_runner.Tool`.
 """
 from __future__ import annotations
 
@@ -269,7 +273,7 @@ class Host:
             raise command_error(argv, rc, msg, is_not_supported(msg))
         return out
 
-    # ------------------------------------------------------------------ DCB / RDMA tools
+    # ------------------------------------------------------------------ device nodes and node facts
     def node_perms(self, path: str) -> Optional[Dict[str, Any]]:
         """Group id and permission bits of a device node (or any file), None when absent."""
         try:

@@ -17,7 +17,7 @@ import posixpath
 import shlex
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _qos, _rdma
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _dcb, _files, _mlnx_qos, _qos, _rdma
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
 SCRIPT = "/usr/local/lib/hpcnet-rdma/roce-qos.sh"
@@ -118,32 +118,36 @@ def _key_commands(key: str, value: Any, bins: Dict[str, str]) -> List[str]:
         if field == "pfc":
             on = set(_qos._as_list(value))
             prios = ["%d:%s" % (p, "on" if p in on else "off") for p in _qos.PRIORITIES]
-            return ["run_dcb " + _q(key, dcb, "pfc", "set", "dev", ifname, "prio-pfc", *prios)]
+            return ["run_dcb " + _q(key, dcb, *_dcb.DCB.argv("set_pfc", ifname=ifname, prios=prios)[1:])]
         if field == "trust":
-            return ["run_dcb " + _q(key, dcb, "apptrust", "set", "dev", ifname, "order", *str(value or "").split())]
+            argv = _dcb.DCB.argv("set_apptrust", ifname=ifname, order=str(value or "").split())
+            return ["run_dcb " + _q(key, dcb, *argv[1:])]
         if field.startswith("dscp."):
             dscp = int(field[5:])
             if value is None:
                 return []          # the APP table is empty after a boot
             if isinstance(value, list):
                 pairs = ["%d:%d" % (dscp, p) for p in _qos._as_list(value)]
-                return ["run_dcb " + _q(key, dcb, "app", "add", "dev", ifname, "dscp-prio", *pairs)]
-            return ["run_dcb " + _q(key, dcb, "app", "replace", "dev", ifname, "dscp-prio", "%d:%d" % (dscp, int(value)))]
+                return ["run_dcb " + _q(key, dcb, *_dcb.DCB.argv("add_app", ifname=ifname, pairs=pairs)[1:])]
+            pair = "%d:%d" % (dscp, int(value))
+            return ["run_dcb " + _q(key, dcb, *_dcb.DCB.argv("replace_app", ifname=ifname, pairs=[pair])[1:])]
     elif domain == "mlnx_qos":
         ifname, field = _qos._split(target)
         tool = _bin(bins, "mlnx_qos")
         if field == "pfc":
             on = set(_qos._as_list(value))
             bits = ",".join("1" if p in on else "0" for p in _qos.PRIORITIES)
-            return ["run " + _q(key, tool, "-i", ifname, "--pfc", bits)]
+            return ["run " + _q(key, tool, *_mlnx_qos.MLNX_QOS.argv("set_pfc", ifname=ifname, pfc=bits)[1:])]
         if field == "trust":
             if value not in ("dscp", "pcp"):
                 raise ValueError("%s: mlnx_qos can set trust dscp or pcp, not %r" % (key, value))
-            return ["run " + _q(key, tool, "-i", ifname, "--trust", value)]
+            return ["run " + _q(key, tool, *_mlnx_qos.MLNX_QOS.argv("set_trust", ifname=ifname, trust=value)[1:])]
         if field.startswith("dscp."):
             if value is None:
                 return []          # the firmware default mapping after a boot
-            return ["run " + _q(key, tool, "-i", ifname, "--dscp2prio", "set,%d,%d" % (int(field[5:]), int(value)))]
+            argv = _mlnx_qos.MLNX_QOS.argv("set_dscp2prio", ifname=ifname, op="set", dscp=int(field[5:]),
+                                           prio=int(value))
+            return ["run " + _q(key, tool, *argv[1:])]
     elif domain == "ecn":
         ifname, field = _qos._split(target)
         if value is None:

@@ -107,6 +107,8 @@ def test_dcb_captured_errors(name, not_supported):
     ("add_app", {"ifname": "eth0", "pairs": ["26:3"]}, ["dcb", "app", "add", "dev", "eth0", "dscp-prio", "26:3"]),
     ("del_app", {"ifname": "eth0", "pairs": ["26:3", "26:4"]},
      ["dcb", "app", "del", "dev", "eth0", "dscp-prio", "26:3", "26:4"]),
+    ("replace_app", {"ifname": "eth0", "pairs": ["26:3"]},
+     ["dcb", "app", "replace", "dev", "eth0", "dscp-prio", "26:3"]),
 ])
 def test_argv_table(action, values, argv):
     assert _dcb.DCB.argv(action, **values) == argv
