@@ -4,6 +4,8 @@
 #
 #   make venv      .venv from requirements.txt
 #   make unit      pytest tests/unit tests/lab (collection importable as ansible_collections.hpcnet.rdma)
+#   make reliability  pytest tests/reliability: kill -9 at every write, concurrent runs, partial
+#                  rollback, untrusted journal directories (real module runs on temp trees, seconds)
 #   make sanity    ansible-test sanity --venv --python 3.11, offline, on a git copy under build/
 #   make lint      ansible-lint --profile production (offline)
 #   make dockerd   make sure a Docker engine answers (starts one if needed, never a second)
@@ -12,7 +14,7 @@
 #   make vm-image  lab VM disk image lab/cache/vm-<recipe-hash>/ (debootstrap + host kernel modules)
 #   make molecule-vm  molecule test -s vm: two QEMU VMs, real kernel, reboots (fails without QEMU)
 #   make vm-demo   two lab VMs + playbooks/tune-rdma.yml against them; `make vm-down` stops them
-#   make test      unit, sanity, lint, molecule + summary; fails if a tier fails or runs nothing
+#   make test      unit, reliability, sanity, lint, molecule + summary; fails if a tier fails or runs nothing
 #   make demo      two lab nodes + playbooks/tune-rdma.yml against them, showing what changed
 #   make lab-down  remove the lab nodes of `make demo` / `lab/labctl.py up`
 
@@ -41,7 +43,7 @@ DEMO_ARGS  ?= -e rdma_profile=mpi
 # Every tool runs from the venv; ansible finds this collection through the symlink tree.
 TOOLS_ENV  := PATH="$(BIN):$$PATH" ANSIBLE_COLLECTIONS_PATH="$(COLLECTIONS)"
 
-.PHONY: venv collections unit sanity lint dockerd image molecule vm-image molecule-vm test demo lab-down \
+.PHONY: venv collections unit reliability sanity lint dockerd image molecule vm-image molecule-vm test demo lab-down \
 	vm-demo vm-down clean
 
 venv: $(STAMP)
@@ -61,6 +63,13 @@ unit: venv collections
 	rc=0; $(TOOLS_ENV) PYTHONPATH="$(COLLECTIONS)" "$(BIN)/pytest" tests/unit tests/lab -p no:cacheprovider \
 	    --junitxml="$(RESULTS)/unit.xml" || rc=$$?; \
 	$(RESULT) record unit --rc $$rc --junit "$(RESULTS)/unit.xml"
+
+# Its own tier: exit code 5 (no tests collected) fails it like any other non-zero exit.
+reliability: venv collections
+	mkdir -p "$(RESULTS)"; rm -f "$(RESULTS)/reliability.json" "$(RESULTS)/reliability.xml"
+	rc=0; $(TOOLS_ENV) PYTHONPATH="$(COLLECTIONS)" "$(BIN)/pytest" tests/reliability -p no:cacheprovider \
+	    --junitxml="$(RESULTS)/reliability.xml" || rc=$$?; \
+	$(RESULT) record reliability --rc $$rc --junit "$(RESULTS)/reliability.xml"
 
 sanity: venv
 	mkdir -p "$(RESULTS)"; rm -f "$(RESULTS)/sanity.json"
@@ -97,7 +106,7 @@ molecule-vm: venv collections vm-image
 	$(TOOLS_ENV) PYTHON="$(PYTHON)" bash scripts/molecule_vm.sh "$(RESULTS)"
 
 # All tiers run even if an earlier one fails, so the summary shows every tier's state.
-TIERS := unit sanity lint molecule molecule-vm
+TIERS := unit reliability sanity lint molecule molecule-vm
 test:
 	rm -rf "$(RESULTS)"; mkdir -p "$(RESULTS)"
 	for tier in $(TIERS); do \

@@ -5,6 +5,7 @@ The record is build/results/TIER.json: {"tier", "count", "unit", "ok", "detail"}
 A tier is ok only when its runner exited 0 AND it counted more than zero things.
 
   results.py record unit     --rc RC --junit build/results/unit.xml
+  results.py record reliability --rc RC --junit build/results/reliability.xml
   results.py record sanity   --rc RC --log build/results/sanity.log
   results.py record lint     --rc RC --log build/results/lint.log
   results.py record molecule --rc RC --log build/results/molecule-default.log [--log ...]
@@ -24,7 +25,10 @@ from pathlib import Path
 
 # build/results, or where the caller says (scripts/molecule_vm.sh passes its results dir on)
 RESULTS = Path(os.environ.get("HPCNET_RESULTS_DIR") or Path(__file__).resolve().parent.parent / "build" / "results")
-TIERS = ["unit", "sanity", "lint", "molecule", "molecule-vm"]
+TIERS = ["unit", "reliability", "sanity", "lint", "molecule", "molecule-vm"]
+
+# Tiers pytest runs, recorded from their JUnit report, and what their count means.
+JUNIT_TIERS = {"unit": "unit tests passed", "reliability": "reliability tests passed"}
 
 
 def count_junit(path: Path) -> tuple[int, str, bool]:
@@ -71,12 +75,12 @@ def count_molecule(texts: list[str]) -> tuple[int, str, bool]:
 
 def record(args: argparse.Namespace) -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
-    if args.tier == "unit":
+    if args.tier in JUNIT_TIERS:
         if args.junit and Path(args.junit).exists():
             count, detail, ok = count_junit(Path(args.junit))
         else:
             count, detail, ok = 0, "no junit report", False
-        unit = "unit tests passed"
+        unit = JUNIT_TIERS[args.tier]
     else:
         texts = [Path(p).read_text(errors="replace") for p in args.log if Path(p).exists()]
         if not texts:
@@ -93,7 +97,7 @@ def record(args: argparse.Namespace) -> int:
     if args.note:
         detail += f"; {args.note}"
     if args.rc != 0:
-        detail += f"; runner exit code {args.rc}" + (" (no tests collected)" if args.tier == "unit" and args.rc == 5 else "")
+        detail += f"; runner exit code {args.rc}" + (" (no tests collected)" if args.tier in JUNIT_TIERS and args.rc == 5 else "")
     result = {"tier": args.tier, "count": count, "unit": unit, "ok": ok, "detail": detail}
     (RESULTS / f"{args.tier}.json").write_text(json.dumps(result) + "\n")
     print(f"{args.tier}: {'OK' if ok else 'FAILED'} - {detail}")

@@ -136,6 +136,87 @@ def _revert(host: Host, applied: List[Change], domains: Domains) -> List[str]:
     return problems
 
 
+def restore_plan(host: Host, plan: Plan, domains: Domains) -> Tuple[List[Change], List[Dict[str, str]],
+                                                                 List[Dict[str, str]]]:
+    """Rollback's apply: best effort per key, in order; nothing is ever reverted.
+
+    Each key is written on its own, so one key that cannot be restored (its interface is gone, a
+    package purge is refused, ...) neither stops the others nor undoes them; then every written key
+    is read back (after all writes, as some keys settle only with a later one, e.g. the values in
+    a configfs directory that is removed after them).  Returns the restored changes (``after`` as
+    read back), the keys the node refused with nothing changed (``Refused``, and a directory the
+    collection created that now holds someone else's files: left in place), and the keys that
+    could not be restored, each ``{key, reason}``.
+    """
+    written: List[Change] = []
+    restored: List[Change] = []
+    refused: List[Dict[str, str]] = []
+    failed: List[Dict[str, str]] = []
+    for c in plan:
+        try:
+            domains.write_value(host, c.key, c.after)
+            written.append(c)
+        except Refused as e:
+            refused.append({"key": c.key, "reason": str(e)})
+        except Exception as e:  # noqa: BLE001 - one key's failure, whatever it is, must not stop rollback
+            kept = _occupied_dir(host, c)
+            if kept:
+                refused.append({"key": c.key, "reason": kept})
+            else:
+                failed.append({"key": c.key, "reason": _reason(e)})
+    for c in written:
+        try:
+            actual = domains.read_value(host, c.key)
+        except Exception as e:  # noqa: BLE001
+            failed.append({"key": c.key, "reason": "written, but reading it back failed: %s" % _reason(e)})
+            continue
+        if not domains.same(c.key, actual, c.after):
+            failed.append({"key": c.key, "reason": "read back %r after writing %r" % (actual, c.after)})
+            continue
+        restored.append(Change(c.key, c.before, actual))
+    return restored, refused, failed
+
+
+def _reason(e: Exception) -> str:
+    return str(e) if isinstance(e, (HostError, OSError)) else "%s: %s" % (type(e).__name__, e)
+
+
+def _occupied_dir(host: Host, c: Change) -> Optional[str]:
+    """The reason a directory the collection created is kept: it holds someone else's files."""
+    if c.domain != "dir" or c.after or not host.isdir(c.target):
+        return None
+    names = host.listdir(c.target)
+    if not names:
+        return None
+    shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+    return "directory %s was created by hpcnet.rdma but now holds files it did not write (%s); " \
+           "left in place" % (c.target, shown)
+
+
+# Temp files of Host.write_file (mkstemp ".hpcnet-XXXX", symlinks "NAME.hpcnet-tmp") that a run
+# killed mid-write left next to a journaled file; only ever removed under the journal lock.
+def _is_write_debris(name: str) -> bool:
+    return name.startswith(".hpcnet-") or name.endswith(".hpcnet-tmp")
+
+
+def sweep_write_debris(host: Host, keys: Sequence[str], dry: bool = False) -> List[str]:
+    """What killed writes left in the directories of the journaled ``file:`` keys; removed unless
+    ``dry``."""
+    dirs = sorted(set(k.split(":", 1)[1].rsplit("/", 1)[0] or "/" for k in keys if k.startswith("file:")))
+    gone = []
+    for d in dirs:
+        for name in host.listdir(d):
+            path = d.rstrip("/") + "/" + name
+            if _is_write_debris(name) and not host.isdir(path):
+                try:
+                    if not dry:
+                        host.write_file(path, None)
+                    gone.append(path)
+                except HostError:
+                    pass
+    return gone
+
+
 class Engine(object):
     """Binds a module, its Host, the domains it writes and the journal for one call.
 
@@ -170,34 +251,51 @@ class Engine(object):
 
     def run(self, name: str, build: Callable[[], Tuple[Plan, Dict[str, Any]]],
             result: Optional[Dict[str, Any]] = None, record: bool = True,
-            on_success: Optional[Callable[[bool], bool]] = None) -> Dict[str, Any]:
+            on_success: Optional[Callable[[bool, Dict[str, Any]], bool]] = None,
+            restore: bool = False) -> Dict[str, Any]:
         """Validate and plan, then (when something changes) lock, re-plan and apply.
 
         ``build`` reads the node and returns the plan and ``previous`` for every managed key; it
         raises ValueError for bad input.  The first pass runs unlocked and writes nothing: bad input
         and "nothing to do" end there.  Otherwise the journal lock is taken and ``build`` runs again
         under it, so a concurrent run cannot slip in between read and apply.  With ``record`` the
-        plan becomes a journal generation; ``on_success(dry)`` runs after a successful apply
-        (rollback drops generations with it) and returns whether it changed (or would) anything.
+        plan becomes a journal generation; ``on_success(dry, out)`` runs after the apply (rollback
+        updates the journal with it; ``out`` is the result so far, empty when ``dry``) and returns
+        whether it changed (or would) anything.  With ``restore`` (rollback) the plan is applied
+        best effort per key (:func:`restore_plan`) and ``out`` lists ``refused`` and
+        ``unrestorable`` keys; the caller decides whether that fails.
+
+        Every locked run first settles what killed runs left behind (:meth:`reconcile`); a run
+        takes the lock for that alone when there is such a generation it can read back.
         """
         self.preflight()
         plan, previous = self._build(build)
-        pending = bool(plan) or (on_success is not None and on_success(True))
-        if self.module.check_mode or not pending:
-            out = self.execute(name, plan, previous, result, record)
-            if pending:
+        work = bool(plan) or (on_success is not None and on_success(True, {}))
+        interrupted = self._reconcilable()
+        if self.module.check_mode or not (work or interrupted or self._debris()):
+            out = self.execute(name, plan, previous, result, record, restore)
+            if work:
                 out["changed"] = True
+            for gen in interrupted:
+                self.module.warn("journal generation %d (%s, %s) was interrupted before it committed; the "
+                                 "next run that takes the journal lock reconciles it"
+                                 % (gen["id"], gen.get("module"), gen.get("time")))
             return out
-        reason = self.host.dir_writable(self.journal_dir, create=True)
-        if reason:
-            self.fail("journal_dir: %s cannot hold the journal (%s); give a writable local directory"
-                      % (self.journal_dir, reason))
+        self.journal.make_dir()
         try:
             with self.host.lock(self.journal.lock_path):
+                # under the lock, so the sweep of a killed run's probe never races a live one
+                reason = self.host.dir_writable(self.journal_dir, create=True)
+                if reason:
+                    self.fail("journal_dir: %s cannot hold the journal (%s); give a writable local directory"
+                              % (self.journal_dir, reason))
                 self.journal.load()
+                reconciled = self.reconcile()
                 plan, previous = self._build(build)
-                out = self.execute(name, plan, previous, result, record)
-                if on_success is not None and on_success(False):
+                out = self.execute(name, plan, previous, result, record, restore)
+                if reconciled:
+                    out["reconciled"] = reconciled
+                if on_success is not None and on_success(False, out):
                     out["changed"] = True
                 return out
         except (HostError, JournalError) as e:
@@ -212,8 +310,49 @@ class Engine(object):
             self.fail(str(e))
             raise AssertionError("fail_json returned")
 
+    def _debris(self) -> List[str]:
+        """Temp files killed runs left (journal directory, next to journaled files)."""
+        return self.journal.sweep(dry=True) + sweep_write_debris(self.host, list(self.journal.originals()), dry=True)
+
+    def _reconcilable(self) -> List[Dict[str, Any]]:
+        """Interrupted generations whose every key this engine can read back."""
+        known = set(self.domains.prefixes())
+        return [g for g in self.journal.interrupted()
+                if all(c["key"].split(":", 1)[0] in known for c in g["changes"])]
+
+    def reconcile(self) -> List[Dict[str, Any]]:
+        """Under the lock: settle what runs killed with -9 left behind.
+
+        Temp files of killed writes (journal and journaled files) are removed.  A generation left
+        ``applying`` is read back key by key: a key still at its ``before`` never changed and is
+        forgotten; every other key (applied, changed otherwise, or unreadable) stays, so its
+        original is never lost, and the generation becomes ``applied`` marked ``reconciled``.
+        Generations with keys this module cannot read stay ``applying`` for tuning_state.
+        """
+        sweep_write_debris(self.host, list(self.journal.originals()))
+        self.journal.sweep()
+        done = []
+        for gen in self._reconcilable():
+            kept, dropped = [], []
+            for c in gen["changes"]:
+                (dropped if self._unchanged(c) else kept).append(c["key"])
+            self.journal.reconcile(gen["id"], dropped)
+            done.append({"generation": gen["id"], "module": gen.get("module"), "kept": kept, "dropped": dropped})
+            self.module.warn("journal generation %d (%s, %s) was interrupted before it committed; reconciled: "
+                             "%d key(s) found applied kept, %d never changed dropped"
+                             % (gen["id"], gen.get("module"), gen.get("time"), len(kept), len(dropped)))
+        return done
+
+    def _unchanged(self, change: Dict[str, Any]) -> bool:
+        key = change["key"]
+        try:
+            actual = self.domains.read_value(self.host, key)
+            return self.domains.same(key, actual, change["before"]) and not self.domains.same(key, actual, change["after"])
+        except Exception:  # noqa: BLE001 - unreadable: keep it, its original must not be lost
+            return False
+
     def execute(self, name: str, plan: Plan, previous: Dict[str, Any],
-                result: Optional[Dict[str, Any]], record: bool) -> Dict[str, Any]:
+                result: Optional[Dict[str, Any]], record: bool, restore: bool = False) -> Dict[str, Any]:
         out: Dict[str, Any] = dict(result or {})
         current = dict(previous)
         for c in plan:
@@ -221,8 +360,12 @@ class Engine(object):
         out.update(changed=bool(plan), changes=plan.as_list(), previous=previous, current=current)
         if self.module._diff:
             out["diff"] = render_diff(plan)
+        if restore:
+            out.update(refused=[], unrestorable=[])
         if self.module.check_mode or not plan:
             return out
+        if restore:
+            return self._restore(plan, out, current)
         gen = self.journal.begin(name, plan) if record else None
         try:
             verified, refused = apply_plan(self.host, plan, self.domains)
@@ -249,4 +392,21 @@ class Engine(object):
                 out["generation"] = gen
             else:
                 self.journal.discard(gen)
+        return out
+
+    def _restore(self, plan: Plan, out: Dict[str, Any], current: Dict[str, Any]) -> Dict[str, Any]:
+        """Rollback: apply best effort (:func:`restore_plan`), never revert, report every key."""
+        restored, refused, failed = restore_plan(self.host, plan, self.domains)
+        for c in restored:
+            current[c.key] = c.after
+        for item in refused + failed:
+            try:
+                current[item["key"]] = self.domains.read_value(self.host, item["key"])
+            except Exception:  # noqa: BLE001 - its value stays the one read before
+                current[item["key"]] = out["previous"].get(item["key"])
+        done = set(c.key for c in restored)
+        out.update(current=current, refused=refused, unrestorable=failed, changed=bool(restored),
+                   changes=[c.as_dict() for c in plan if c.key in done])
+        if self.module._diff:
+            out["diff"] = render_diff(Plan([c for c in plan if c.key in done]))
         return out

@@ -48,6 +48,7 @@ JOURNAL_FILE = "journal.json"
 LOCK_FILE = "lock"
 TEMP_PREFIX = ".journal-"
 TEMP_SUFFIX = ".tmp"
+PROBE_PREFIX = ".probe-"   # Host.dir_writable's probe file
 
 # Every journal key prefix any module writes (the engine's domain registry maps each to its code;
 # a unit test keeps the two equal).  A key with another prefix makes the journal foreign.
@@ -399,22 +400,25 @@ class Journal(object):
             raise JournalError("cannot remove journal %s: %s" % (self.path, e.strerror or e))
         _fsync_dir(posixpath.dirname(full))
 
-    def sweep(self) -> List[str]:
-        """Remove the temp files of journal writes a killed run left behind; only under the lock."""
+    def sweep(self, dry: bool = False) -> List[str]:
+        """The temp files a killed run left in the journal directory (journal writes, and the
+        writability probe the engine makes under the lock); removed unless ``dry``.  Only under
+        the lock, where no live run can be writing them."""
         full = self._full(self.directory)
-        gone = []
+        found = []
         try:
-            names = os.listdir(full)
+            names = sorted(os.listdir(full))
         except OSError:
-            return gone
+            return found
         for name in names:
-            if name.startswith(TEMP_PREFIX) and name.endswith(TEMP_SUFFIX):
+            if (name.startswith(TEMP_PREFIX) and name.endswith(TEMP_SUFFIX)) or name.startswith(PROBE_PREFIX):
                 try:
-                    os.unlink(posixpath.join(full, name))
-                    gone.append(name)
+                    if not dry:
+                        os.unlink(posixpath.join(full, name))
+                    found.append(name)
                 except OSError:
                     pass
-        return gone
+        return found
 
     # ------------------------------------------------------------------ queries
     def originals(self) -> Dict[str, Any]:
