@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _ethtool, _files, _iproute
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
+from ansible_collections.hpcnet.rdma.plugins.module_utils._spec import SELECTORS
 
 LINK_DIR = "/etc/systemd/network"
 LINK_FILE = LINK_DIR + "/10-hpcnet-rdma-{ifname}.link"
@@ -26,7 +27,6 @@ RINGS = ("rx", "rx_mini", "rx_jumbo", "tx")
 CHANNELS = ("rx", "tx", "other", "combined")
 COALESCE_BOOL = ("adaptive_rx", "adaptive_tx")
 COALESCE_INT = ("rx_usecs", "tx_usecs", "rx_frames", "tx_frames")
-SELECTORS = ("name", "glob", "driver", "subnet")
 
 # ethtool argument names and systemd.link(5) keys per setting.
 _ETHTOOL_ARG = {

@@ -15,11 +15,13 @@ import copy
 from typing import Any, Dict
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils._journal import DEFAULT_DIR
-from ansible_collections.hpcnet.rdma.plugins.module_utils._link import SELECTORS
 
 Spec = Dict[str, Dict[str, Any]]
 
 MODES = ("runtime", "persist", "both")
+
+# The ways one interface entry can select NICs (_link checks that an entry gives exactly one).
+SELECTORS = ("name", "glob", "driver", "subnet")
 
 # Where the on-node journal lives (doc fragment hpcnet.rdma.journal).
 JOURNAL_DIR: Spec = {"journal_dir": {"type": "path", "default": DEFAULT_DIR}}
