@@ -6,6 +6,16 @@
 
 The runtime masks are ``irq:NAME`` keys (see _irq); irqbalance and the applier are ``file:`` and
 ``service:`` keys, so one journal and one rollback cover all of it.
+
+Several ``irq_affinity`` calls add up: the irqbalance ban list and the boot applier's policy hold
+every interface pinned so far (this call's entries replace earlier ones of the same interface),
+so a second call never unbans or forgets the first call's IRQs.  Rollback restores the files as
+they were before the first call.
+
+irqbalance reads ``IRQBALANCE_ARGS`` from the file its unit names in ``EnvironmentFile=``:
+``/etc/default/irqbalance`` on Debian/Ubuntu, ``/etc/sysconfig/irqbalance`` on the RHEL family
+(and SUSE).  :func:`env_file` picks it from the installed unit, then from which of the two
+exists, then from ``/etc/os-release`` (:func:`read_env_file` is the one place that reads them).
 """
 from __future__ import annotations
 
@@ -13,11 +23,17 @@ import json
 import re
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _files
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _irq
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
 IRQBALANCE_UNIT = "irqbalance.service"
-IRQBALANCE_DEFAULTS = "/etc/default/irqbalance"
+IRQBALANCE_DEFAULTS = "/etc/default/irqbalance"      # Debian, Ubuntu
+IRQBALANCE_SYSCONFIG = "/etc/sysconfig/irqbalance"    # RHEL, Rocky, Alma, Fedora, SUSE
+ENV_FILES = (IRQBALANCE_DEFAULTS, IRQBALANCE_SYSCONFIG)
+# where irqbalance.service may live, the administrator's copy first (systemd's precedence)
+UNIT_PATHS = ("/etc/systemd/system/irqbalance.service", "/usr/lib/systemd/system/irqbalance.service",
+              "/lib/systemd/system/irqbalance.service")
+SYSCONFIG_FAMILY = ("rhel", "centos", "fedora", "rocky", "almalinux", "ol", "amzn", "suse", "sles", "opensuse")
 BANNED_FILE = "/etc/hpcnet-rdma/irqbalance-banned"
 POLICY_SCRIPT = "/usr/local/lib/hpcnet-rdma/irqbalance-policy"
 APPLIER = "/usr/local/lib/hpcnet-rdma/hpcnet_irq.py"
@@ -52,9 +68,107 @@ RemainAfterExit=yes
 WantedBy=multi-user.target
 """
 
+# ---------------------------------------------------------------------- input (pure)
+def validate(entries: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Check every entry's own values before the node is looked at (a cpulist is a cpulist on a NIC
+    without MSI-X too) and fold repeated interfaces: the same entry twice is kept once, two
+    different entries for one interface are an error naming both.  ValueError names the field."""
+    out: List[Dict[str, Any]] = []
+    first: Dict[str, int] = {}
+    for i, entry in enumerate(entries):
+        _irq.parse_cpulist(entry.get("reserved_cpus") or "", "reserved_cpus")
+        explicit = entry.get("explicit") or {}
+        for pattern, cpulist in explicit.items():
+            if not _irq.parse_cpulist(cpulist, "explicit[%s]" % pattern):
+                raise ValueError("explicit[%s]: the cpulist is empty; allowed: CPU numbers and ranges like 0-3,8"
+                                 % pattern)
+        if entry.get("policy") == "explicit" and not explicit:
+            raise ValueError("interfaces[%d].explicit: policy explicit needs IRQ-name patterns and cpulists, "
+                             "e.g. {'*-input.*': '0-1'}" % i)
+        if entry.get("cpu") is not None and int(entry["cpu"]) < 0:
+            raise ValueError("interfaces[%d].cpu: %d is not a CPU number; allowed: 0 or more" % (i, entry["cpu"]))
+        name = entry["interface"]
+        if name not in first:
+            first[name] = i
+            out.append(entry)
+            continue
+        earlier = next(e for e in out if e["interface"] == name)
+        if earlier != entry:
+            differ = ", ".join("%s %s / %s" % (k, _show(earlier.get(k)), _show(entry.get(k)))
+                               for k in sorted(set(earlier) | set(entry)) if earlier.get(k) != entry.get(k))
+            raise ValueError("interfaces[%d] and interfaces[%d] both select %s with different settings (%s); "
+                             "allowed: each interface once" % (first[name], i, name, differ))
+    return out
+
+
+def _show(value: Any) -> str:
+    return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) or value is None else str(value)
+
+
+# ---------------------------------------------------------------------- irqbalance's environment file
+def env_file(units: List[Optional[str]], existing: List[str], os_release: Optional[str]) -> str:
+    """The file irqbalance reads IRQBALANCE_ARGS from (pure).
+
+    ``units``: the text of each UNIT_PATHS entry (None when absent), in precedence order; the first
+    unit found decides when it names one of ENV_FILES in ``EnvironmentFile=``.  Otherwise the one
+    of ENV_FILES that exists (``existing``), otherwise /etc/os-release: ID or ID_LIKE of the RHEL or
+    SUSE family means /etc/sysconfig/irqbalance; everything else /etc/default/irqbalance."""
+    for text in units:
+        if text is None:
+            continue
+        for line in text.splitlines():
+            m = re.match(r"^\s*EnvironmentFile\s*=\s*-?\s*(\S+)\s*$", line)
+            if m and m.group(1) in ENV_FILES:
+                return m.group(1)
+        break
+    for path in ENV_FILES:
+        if path in existing:
+            return path
+    ids: List[str] = []
+    for line in (os_release or "").splitlines():
+        key, _sep, value = line.partition("=")
+        if key.strip() in ("ID", "ID_LIKE"):
+            ids += value.strip().strip("\"'").lower().split()
+    return IRQBALANCE_SYSCONFIG if any(i in SYSCONFIG_FAMILY for i in ids) else IRQBALANCE_DEFAULTS
+
+
+def read_env_file(host: Any) -> str:
+    """:func:`env_file` for this node: reads the irqbalance units and /etc/os-release."""
+    return env_file([host.read(p) for p in UNIT_PATHS], [p for p in ENV_FILES if host.exists(p)],
+                    host.read("/etc/os-release"))
+
+
+def irqbalance_installed(host: Any) -> bool:
+    return host.exists("/usr/sbin/irqbalance") or any(host.exists(p) for p in UNIT_PATHS[1:])
+
+
+# ---------------------------------------------------------------------- earlier calls' files
+def _content(state: Any) -> Optional[str]:
+    text = state.get("content") if isinstance(state, dict) else None
+    return text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+
+
+def merged_banned(current: Any, names: List[str]) -> List[str]:
+    """The ban list: the IRQ names earlier calls banned (``current`` file state) plus ``names``."""
+    kept = [line.strip() for line in (_content(current) or "").splitlines()]
+    return sorted(set(n for n in kept if n and not n.startswith("#")) | set(names))
+
+
+def merged_policy(current: Any, entries: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """The boot applier's entries: earlier calls' interfaces (in their order) with this call's
+    entries replacing those of the same interface, then this call's new interfaces."""
+    try:
+        earlier = json.loads(_content(current) or "{}").get("interfaces") or []
+    except (ValueError, AttributeError):
+        earlier = []
+    mine = dict((e["interface"], e) for e in entries)
+    out = [mine.pop(e["interface"], e) for e in earlier if isinstance(e, dict) and e.get("interface")]
+    return out + [e for e in entries if e["interface"] in mine]
+
+
 
 def irqbalance_defaults(current: Optional[str]) -> str:
-    """/etc/default/irqbalance with our --policyscript in IRQBALANCE_ARGS (other args kept)."""
+    """irqbalance's environment file with our --policyscript in IRQBALANCE_ARGS (other args kept)."""
     flag = "--policyscript=%s" % POLICY_SCRIPT
     lines = (current or "").splitlines()
     out = []
@@ -75,9 +189,10 @@ def irqbalance_defaults(current: Optional[str]) -> str:
 
 def plan(assignments: Dict[str, Dict[str, str]], current: Dict[str, Optional[str]], entries: List[Dict[str, Any]],
          mode: str, irqbalance: str, irqbalance_installed: bool, irqbalance_state: Optional[Dict[str, Any]],
-         files: Dict[str, Any], applier_source: str) -> Dict[str, Any]:
+         files: Dict[str, Any], applier_source: str, env_path: str = IRQBALANCE_DEFAULTS) -> Dict[str, Any]:
     """Plan everything.  ``assignments``: interface → {irq name: cpulist}; ``current``: irq name →
-    present cpulist; ``files``: node path → current FileState for every file planned here."""
+    present cpulist; ``files``: node path → current FileState for every file planned here;
+    ``env_path``: irqbalance's environment file (:func:`env_file`)."""
     p = Plan()
     previous: Dict[str, Any] = {}
     notes: List[str] = []
@@ -100,11 +215,11 @@ def plan(assignments: Dict[str, Dict[str, str]], current: Dict[str, Optional[str
         previous["service:" + IRQBALANCE_UNIT] = irqbalance_state
         p.add("service:" + IRQBALANCE_UNIT, irqbalance_state, after)
     elif irqbalance == "ban":
-        add_file(BANNED_FILE, _files.owned("".join(n + "\n" for n in names)))
+        banned = merged_banned(files.get(BANNED_FILE), names)
+        add_file(BANNED_FILE, _files.owned("".join(n + "\n" for n in banned)))
         add_file(POLICY_SCRIPT, _files.owned(_POLICY_SH.format(banned=BANNED_FILE), "0755"))
-        base = files.get(IRQBALANCE_DEFAULTS)
-        text = base.get("content") if base else None
-        add_file(IRQBALANCE_DEFAULTS, _files.owned(irqbalance_defaults(text), base.get("mode", "0644") if base else "0644"),
+        base = files.get(env_path)
+        add_file(env_path, _files.owned(irqbalance_defaults(_content(base)), base.get("mode", "0644") if base else "0644"),
                  notify=IRQBALANCE_UNIT)
     if mode in ("runtime", "both"):
         for ifname in sorted(assignments):
@@ -114,16 +229,17 @@ def plan(assignments: Dict[str, Dict[str, str]], current: Dict[str, Optional[str
                     p.add("irq:" + name, current.get(name), cpus)
     if mode in ("persist", "both"):
         add_file(APPLIER, _files.owned(applier_source, "0644"))
-        add_file(POLICY_FILE, _files.owned(json.dumps({"interfaces": entries}, indent=1, sort_keys=True) + "\n"))
+        policy = merged_policy(files.get(POLICY_FILE), entries)
+        add_file(POLICY_FILE, _files.owned(json.dumps({"interfaces": policy}, indent=1, sort_keys=True) + "\n"))
         add_file(UNIT_FILE, _files.owned(_UNIT.format(applier=APPLIER, policy=POLICY_FILE)))
         add_file(UNIT_LINK, {"link": UNIT_FILE})
     return {"plan": p, "previous": previous, "notes": notes}
 
 
-def planned_paths(mode: str, irqbalance: str) -> List[str]:
+def planned_paths(mode: str, irqbalance: str, env_path: str = IRQBALANCE_DEFAULTS) -> List[str]:
     paths = []
     if irqbalance == "ban":
-        paths += [BANNED_FILE, POLICY_SCRIPT, IRQBALANCE_DEFAULTS]
+        paths += [BANNED_FILE, POLICY_SCRIPT, env_path]
     if mode in ("persist", "both"):
         paths += [APPLIER, POLICY_FILE, UNIT_FILE, UNIT_LINK]
     return paths

@@ -61,8 +61,12 @@ options:
   irqbalance:
     description:
       - C(ban) makes irqbalance skip exactly the pinned IRQs (by name, through its C(--policyscript)
-        in C(/etc/default/irqbalance)) and restarts it; C(stop) stops and disables it; C(leave)
-        does nothing (irqbalance may then move the IRQs back).
+        in C(IRQBALANCE_ARGS) of the file its unit reads, C(/etc/default/irqbalance) on Debian and
+        Ubuntu, C(/etc/sysconfig/irqbalance) on the RHEL family; chosen by the unit's
+        C(EnvironmentFile=), else by which file exists, else by C(/etc/os-release)) and restarts it;
+        C(stop) stops and disables it; C(leave) does nothing (irqbalance may then move the IRQs back).
+      - Calls add up. The ban list and the boot-time policy keep the IRQs and interfaces of earlier
+        calls; an interface given again takes this call's settings.
     type: str
     choices: [ban, stop, leave]
     default: ban
@@ -191,19 +195,17 @@ def run(module, host: Host) -> dict:
     params = module.params
     if not params["interfaces"]:
         module.fail_json(msg="interfaces: at least one interface is required")
+    try:   # the input itself first, on every node and in every mode (a bake has no target NICs)
+        entries = _irqplan.validate(entries_of(params))
+    except ValueError as e:
+        module.fail_json(msg=str(e))
     engine = Engine(module, host, params["journal_dir"], domains=(_irq.DOMAINS, _service.DOMAINS))
     extra = {"irqs": {}, "notes": [], "refused": []}
-    entries = entries_of(params)
 
     def build():
         assignments = {}
         current = {}
-        if params["mode"] == "persist":
-            for e in entries:  # no target NICs in a bake: check the input itself
-                _irq.parse_cpulist(e["reserved_cpus"], "reserved_cpus")
-                for pattern, cpus in e["explicit"].items():
-                    _irq.parse_cpulist(cpus, "explicit[%s]" % pattern)
-        else:
+        if params["mode"] != "persist":
             planned = _irq.plan_all(host, entries)
             for ifname, p in planned.items():
                 nic = p["nic"]
@@ -214,11 +216,13 @@ def run(module, host: Host) -> dict:
                                         for i in nic["irqs"] if i["name"] in p["assign"])}
                 for name in p["assign"]:
                     current[name] = _irq.read_value(host, name)
-        installed = host.exists("/usr/sbin/irqbalance") or host.exists("/lib/systemd/system/irqbalance.service")
+        installed = _irqplan.irqbalance_installed(host)
         state = _service.read_value(host, _irqplan.IRQBALANCE_UNIT) if installed else None
-        files = dict((path, host.file_state(path)) for path in _irqplan.planned_paths(params["mode"], params["irqbalance"]))
+        env_path = _irqplan.read_env_file(host)
+        files = dict((path, host.file_state(path))
+                     for path in _irqplan.planned_paths(params["mode"], params["irqbalance"], env_path))
         out = _irqplan.plan(assignments, current, entries, params["mode"], params["irqbalance"], installed, state,
-                            files, applier_source())
+                            files, applier_source(), env_path)
         extra["notes"] = out["notes"]
         return out["plan"], out["previous"]
 

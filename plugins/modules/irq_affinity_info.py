@@ -77,8 +77,8 @@ def run(module, host: Host) -> dict:
                          "hint": (host.read("/proc/irq/%d/affinity_hint" % i["irq"]) or "").strip()})
         out[ifname] = {"numa_node": nic["numa_node"], "local_cpus": _irq.format_cpulist(nic["local_cpus"]),
                        "irqs": irqs, "per_cpu": per_cpu}
-    installed = host.exists("/usr/sbin/irqbalance")
-    defaults = host.read(_irqplan.IRQBALANCE_DEFAULTS) or ""
+    installed = _irqplan.irqbalance_installed(host)
+    defaults = host.read(_irqplan.read_env_file(host)) or ""
     return {"changed": False, "interfaces": out,
             "irqbalance": {"installed": installed,
                            "service": _service.read_value(host, _irqplan.IRQBALANCE_UNIT) if installed else None,

@@ -277,3 +277,121 @@ def test_info_reports_irqs_and_distribution(virtio):
     assert eth0["irqs"][0]["hint"] == "3" and out["irqbalance"]["installed"] is False
     with pytest.raises(Failed, match="unknown interface 'nope'"):
         irq_affinity_info.run(FakeModule(irq_affinity_info.ARGUMENT_SPEC, {"interfaces": ["nope"]}), virtio.host())
+
+
+# ---------------------------------------------------------------- input first, duplicates (issue 16, item 8)
+@pytest.mark.parametrize("params, message", [
+    ({"interfaces": [{"name": "veth0", "reserved_cpus": "8-x"}]}, r"^reserved_cpus: '8-x' is not a cpulist"),
+    ({"interfaces": [{"name": "veth0"}], "reserved_cpus": "1,,2"}, r"^reserved_cpus: '1,,2' is not a cpulist"),
+    ({"interfaces": [{"name": "veth0", "policy": "explicit", "explicit": {"*": "3-1"}}]},
+     r"^explicit\[\*\]: range '3-1' in '3-1' is empty"),
+    ({"interfaces": [{"name": "veth0", "policy": "explicit"}]}, r"^interfaces\[0\].explicit: policy explicit needs"),
+    ({"interfaces": [{"name": "veth0", "policy": "single", "cpu": -1}]}, r"^interfaces\[0\].cpu: -1 is not a CPU"),
+])
+@pytest.mark.parametrize("mode", ["both", "persist"])
+def test_bad_cpulist_is_named_even_on_a_nic_without_msix(with_irqbalance, params, message, mode):
+    """veth0 has no MSI-X: the syntax error is what the user must hear, not the capability."""
+    before = with_irqbalance.snapshot()
+    for check in (True, False):
+        with pytest.raises(Failed, match=message):
+            irq(with_irqbalance, check=check, mode=mode, **params)
+    assert with_irqbalance.snapshot() == before
+
+
+def test_the_same_interface_twice_with_different_settings_names_both_entries(with_irqbalance):
+    before = with_irqbalance.snapshot()
+    interfaces = [{"name": "ens2f0"}, {"name": "ens1f0np0"}, {"name": "ens2f0", "policy": "single"}]
+    with pytest.raises(Failed, match=r"^interfaces\[0\] and interfaces\[2\] both select ens2f0 with different "
+                                     r"settings \(policy spread-local / single\); allowed: each interface once$"):
+        irq(with_irqbalance, interfaces=interfaces)
+    assert with_irqbalance.snapshot() == before
+
+
+def test_the_same_interface_twice_with_the_same_settings_is_planned_once(with_irqbalance):
+    once = irq(with_irqbalance, check=True, interfaces=[{"name": "ens2f0", "policy": "single"}])
+    twice = irq(with_irqbalance, check=True, interfaces=[{"name": "ens2f0", "policy": "single"},
+                                                         {"name": "ens2f0", "policy": "single"}])
+    assert twice["changes"] == once["changes"]
+
+
+# ---------------------------------------------------------------- irqbalance: merged ban list, RHEL file (item 7)
+def test_a_second_call_merges_its_ban_list_and_boot_policy_with_the_first(with_irqbalance):
+    node = with_irqbalance
+    pristine = node.snapshot()
+    irq(node, interfaces=[{"name": "ens1f0np0"}])
+    first = node.read(_irqplan.BANNED_FILE).split()
+    assert len(first) == 16 and MLX % 0 in first
+    irq(node, interfaces=[{"name": "ens2f0", "policy": "single"}])
+    banned = node.read(_irqplan.BANNED_FILE).split()
+    assert set(first) <= set(banned) and "ice-ens2f0-TxRx-0" in banned and len(banned) == 24
+    assert banned == sorted(banned)
+    policy = json.loads(node.read(_irqplan.POLICY_FILE))["interfaces"]
+    assert [(e["interface"], e["policy"]) for e in policy] == [("ens1f0np0", "spread-local"), ("ens2f0", "single")]
+    # the first interface again, with another policy: its entry is replaced in place, nothing is dropped
+    irq(node, interfaces=[{"name": "ens1f0np0", "policy": "single"}])
+    policy = json.loads(node.read(_irqplan.POLICY_FILE))["interfaces"]
+    assert [(e["interface"], e["policy"]) for e in policy] == [("ens1f0np0", "single"), ("ens2f0", "single")]
+    assert node.read(_irqplan.BANNED_FILE).split() == banned
+    assert irq(node, interfaces=[{"name": "ens2f0", "policy": "single"}])["changed"] is False
+    rollback(node)
+    jdir = node.path("/var/lib/hpcnet-rdma")
+    assert dict((k, v) for k, v in node.snapshot()["files"].items() if not k.startswith(jdir)) == pristine["files"]
+
+
+@pytest.fixture
+def rhel_irqbalance(two_numa):
+    two_numa.write("/usr/sbin/irqbalance", "", 0o755)
+    two_numa.write("/etc/os-release", 'NAME="Rocky Linux"\nID="rocky"\nID_LIKE="rhel centos fedora"\n')
+    two_numa.write("/usr/lib/systemd/system/irqbalance.service",
+                   "[Service]\nEnvironmentFile=/etc/sysconfig/irqbalance\n"
+                   "ExecStart=/usr/sbin/irqbalance --foreground $IRQBALANCE_ARGS\n")
+    two_numa.write("/etc/sysconfig/irqbalance", "# irqbalance is a daemon process...\n#IRQBALANCE_BANNED_CPULIST=\n"
+                   "IRQBALANCE_ARGS=\n", 0o644)
+    return two_numa
+
+
+def test_rhel_family_gets_the_ban_in_etc_sysconfig(rhel_irqbalance):
+    node = rhel_irqbalance
+    pristine = node.snapshot()
+    out = irq(node, interfaces=[{"name": "ens2f0"}])
+    assert "file:/etc/sysconfig/irqbalance" in [c["key"] for c in out["changes"]]
+    text = node.read("/etc/sysconfig/irqbalance")
+    assert 'IRQBALANCE_ARGS="--policyscript=/usr/local/lib/hpcnet-rdma/irqbalance-policy"\n' in text
+    assert "#IRQBALANCE_BANNED_CPULIST=\n" in text
+    assert not os.path.exists(node.path("/etc/default/irqbalance"))
+    rollback(node)
+    jdir = node.path("/var/lib/hpcnet-rdma")
+    assert dict((k, v) for k, v in node.snapshot()["files"].items() if not k.startswith(jdir)) == pristine["files"]
+
+
+DEB_UNIT = "[Service]\nEnvironmentFile=-/etc/default/irqbalance\nExecStart=/usr/sbin/irqbalance $IRQBALANCE_ARGS\n"
+EL_UNIT = "[Service]\nEnvironmentFile=/etc/sysconfig/irqbalance\nExecStart=/usr/sbin/irqbalance $IRQBALANCE_ARGS\n"
+DEFAULT, SYSCONFIG = _irqplan.IRQBALANCE_DEFAULTS, _irqplan.IRQBALANCE_SYSCONFIG
+
+
+@pytest.mark.parametrize("units, existing, os_release, expected", [
+    ([None, None, DEB_UNIT], [], None, DEFAULT),                              # Debian's unit in /lib
+    ([None, EL_UNIT, None], [], None, SYSCONFIG),                             # EL's unit in /usr/lib
+    ([DEB_UNIT, EL_UNIT, None], [], None, DEFAULT),                           # the admin's copy in /etc wins
+    ([None, "[Service]\nExecStart=/usr/sbin/irqbalance\n", None], [SYSCONFIG], None, SYSCONFIG),  # no EnvironmentFile
+    ([None, None, None], [SYSCONFIG], 'ID=debian\n', SYSCONFIG),              # the file that exists beats os-release
+    ([None, None, None], [DEFAULT, SYSCONFIG], None, DEFAULT),
+    ([None, None, None], [], 'ID="rocky"\nID_LIKE="rhel centos fedora"\n', SYSCONFIG),
+    ([None, None, None], [], 'ID=almalinux\n', SYSCONFIG),
+    ([None, None, None], [], 'ID="opensuse-leap"\nID_LIKE="suse opensuse"\n', SYSCONFIG),
+    ([None, None, None], [], 'ID=ubuntu\nID_LIKE=debian\n', DEFAULT),
+    ([None, None, None], [], None, DEFAULT),
+    ([None, "[Service]\nEnvironmentFile=/etc/irqbalance.env\n", None], [], 'ID=arch\n', DEFAULT),  # not ours to edit
+])
+def test_irqbalance_environment_file(units, existing, os_release, expected):
+    assert _irqplan.env_file(units, existing, os_release) == expected
+
+
+@pytest.mark.parametrize("current, names, expected", [
+    (None, ["b", "a"], ["a", "b"]),
+    ({"content": "a\nc\n", "mode": "0644"}, ["b"], ["a", "b", "c"]),
+    ({"content": "a\n\n  \nb\n", "mode": "0644"}, ["a"], ["a", "b"]),
+    ({"content": b"x\n", "mode": "0644"}, [], ["x"]),
+])
+def test_merged_banned(current, names, expected):
+    assert _irqplan.merged_banned(current, names) == expected
