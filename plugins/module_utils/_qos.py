@@ -310,8 +310,18 @@ def validate(params: Dict[str, Any]) -> Dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- observe (I/O)
+BACKEND_TOOLS = {"mlnx_qos": "NVIDIA's mlnx-tools (MLNX_OFED / DOCA-OFED) provides it",
+                 "dcb": "iproute2 5.11 or later provides it"}
+
+
 def choose_backend(host: Host, wanted: str, driver: Optional[str]) -> str:
+    """The backend of one interface; an explicit ``backend`` whose tool is missing is an error that
+    names the option (``auto`` falls back to dcb, which names the missing dcb tool when it runs)."""
     if wanted != "auto":
+        if host.which(wanted) is None:
+            others = " or ".join(b for b in ("auto", "dcb", "mlnx_qos") if b != wanted)
+            raise HostError("backend: %s, but the %s command is not on the node (%s); allowed: install it, or "
+                            "backend %s" % (wanted, wanted, BACKEND_TOOLS[wanted], others))
         return wanted
     return "mlnx_qos" if driver == "mlx5_core" and host.which("mlnx_qos") else "dcb"
 
@@ -488,11 +498,7 @@ def check(ifname: str, obs: Dict[str, Any], desired: Dict[str, Any], ecn: Option
     if trust == "dscp":
         prio, how = data_priority(ifname, dscp, emap, obs)
         if prio not in pfc:
-            errors.append("tos: %d (DSCP %d) lands in priority %d on %s (%s), but PFC is on only for %s (%s); "
-                          "allowed: a tos whose DSCP maps to a PFC priority — add dscp_map: {%d: P} for a P "
-                          "in pfc, or enable PFC on %d"
-                          % (tos, dscp, prio, ifname, how, ", ".join(map(str, pfc)) or "no priority",
-                             pfc_src, dscp, prio))
+            errors.append(_tos_not_lossless(ifname, desired, prio, how, pfc, pfc_src))
         reached = set(p for ps in emap.values() for p in ps)
         if len(emap) < 64:
             reached.add(obs.get("default_prio") or 0)
@@ -509,24 +515,68 @@ def check(ifname: str, obs: Dict[str, Any], desired: Dict[str, Any], ecn: Option
     cnp_dscp = cnp.get("dscp") if cnp.get("dscp") is not None else (ecn or {}).get("cnp_dscp")
     src = "cnp.priority" if cnp.get("priority") is not None else "the driver's current cnp_802p_prio"
     if prio is not None and cnp_prio is not None and cnp_prio == prio:
-        errors.append("cnp.priority: %d (%s) on %s is the RoCE data priority (tos %d -> DSCP %d -> priority %d); "
-                      "CNPs must not queue behind the traffic they slow down; allowed: 0..7 except %d "
-                      "(NVIDIA uses %d)" % (cnp_prio, src, ifname, tos, dscp, prio, prio, NVIDIA_CNP["priority"]))
+        errors.append(_cnp_priority_is_data(ifname, desired, cnp_prio, src, prio))
     if prio is not None and cnp_dscp is not None:
         cprio = (emap.get(cnp_dscp) or [obs.get("default_prio") or 0])[0]
         if cprio == prio:
-            errors.append("cnp.dscp: %d on %s lands in priority %d, the RoCE data priority (tos %d -> DSCP %d); "
-                          "allowed: a DSCP that maps to another priority (NVIDIA uses DSCP %d -> priority %d)"
-                          % (cnp_dscp, ifname, cprio, tos, dscp, NVIDIA_CNP["dscp"], NVIDIA_CNP["priority"]))
+            errors.append(_cnp_dscp_is_data(ifname, desired, cnp_dscp, cprio))
     ecn_want = desired["ecn"]
     if ecn_want is not None and ecn_want["priorities"] is None and prio is None:
-        errors.append("ecn.priorities: required on %s because its RoCE priority is not known under trust %s; "
-                      "allowed: a list of priorities 0..7" % (ifname, trust))
+        errors.append(_ecn_priorities_unknown(ifname, trust))
     errors.extend(check_mtu(ifname, mtu, ports, desired["rdma_mtu"]))
     if errors:
         raise Incoherent(errors)
     return {"trust": trust, "pfc": pfc, "priority": prio, "dscp_map": _flat(emap),
             "cnp": {"dscp": cnp_dscp, "priority": cnp_prio}}
+
+
+def check_input(ifname: str, desired: Dict[str, Any]) -> List[str]:
+    """The part of :func:`check` that the input decides alone, whatever the NIC holds: what a NIC
+    without DCB is checked against (pure), so a bad combination is refused there too instead of
+    becoming an "unsupported" result.  The errors, worded as :func:`check` words them."""
+    errors: List[str] = []
+    trust, dscp, dmap = desired["trust"], desired["dscp"], desired["dscp_map"]
+    prio: Optional[int] = None
+    if trust == "dscp" and dscp in dmap:
+        prio = dmap[dscp]
+        if desired["pfc"] is not None and prio not in desired["pfc"]:
+            errors.append(_tos_not_lossless(ifname, desired, prio, "dscp_map: {%d: %d}" % (dscp, prio),
+                                            desired["pfc"], "pfc"))
+    cnp = desired["cnp"] or {}
+    if prio is not None and cnp.get("priority") == prio:
+        errors.append(_cnp_priority_is_data(ifname, desired, prio, "cnp.priority", prio))
+    if trust == "dscp" and cnp.get("dscp") is not None:
+        same_dscp = cnp["dscp"] == dscp   # the data DSCP itself: the same priority on every NIC
+        if same_dscp or (prio is not None and dmap.get(cnp["dscp"]) == prio):
+            errors.append(_cnp_dscp_is_data(ifname, desired, cnp["dscp"], prio))
+    if trust == "pcp" and desired["ecn"] is not None and desired["ecn"]["priorities"] is None:
+        errors.append(_ecn_priorities_unknown(ifname, trust))
+    return errors
+
+
+def _tos_not_lossless(ifname: str, desired: Dict[str, Any], prio: int, how: str, pfc: List[int], pfc_src: str) -> str:
+    return ("tos: %d (DSCP %d) lands in priority %d on %s (%s), but PFC is on only for %s (%s); allowed: a tos "
+            "whose DSCP maps to a PFC priority — add dscp_map: {%d: P} for a P in pfc, or enable PFC on %d"
+            % (desired["tos"], desired["dscp"], prio, ifname, how, ", ".join(map(str, pfc)) or "no priority",
+               pfc_src, desired["dscp"], prio))
+
+
+def _cnp_priority_is_data(ifname: str, desired: Dict[str, Any], cnp_prio: int, src: str, prio: int) -> str:
+    return ("cnp.priority: %d (%s) on %s is the RoCE data priority (tos %d -> DSCP %d -> priority %d); CNPs must "
+            "not queue behind the traffic they slow down; allowed: 0..7 except %d (NVIDIA uses %d)"
+            % (cnp_prio, src, ifname, desired["tos"], desired["dscp"], prio, prio, NVIDIA_CNP["priority"]))
+
+
+def _cnp_dscp_is_data(ifname: str, desired: Dict[str, Any], cnp_dscp: int, cprio: Optional[int]) -> str:
+    lands = "the RoCE data priority" if cprio is None else "priority %d, the RoCE data priority" % cprio
+    return ("cnp.dscp: %d on %s lands in %s (tos %d -> DSCP %d); allowed: a DSCP that maps to another "
+            "priority (NVIDIA uses DSCP %d -> priority %d)"
+            % (cnp_dscp, ifname, lands, desired["tos"], desired["dscp"], NVIDIA_CNP["dscp"], NVIDIA_CNP["priority"]))
+
+
+def _ecn_priorities_unknown(ifname: str, trust: Optional[str]) -> str:
+    return ("ecn.priorities: required on %s because its RoCE priority is not known under trust %s; allowed: a "
+            "list of priorities 0..7" % (ifname, trust))
 
 
 def check_mtu(ifname: str, mtu: int, ports: List[Dict[str, Any]], rdma_mtu: Optional[int]) -> List[str]:

@@ -56,7 +56,10 @@ def plan(desired: Dict[str, Any], seen: Dict[str, Any], on_unsupported: str, mod
                 "selected_by": nic["selected_by"]}
         interfaces[ifname] = info
         if not obs["supported"]:
+            # no DCB to read: what the input decides alone is still checked, so a bad combination
+            # is refused here too rather than reported as unsupported
             unsupported.append({"interface": ifname, "feature": "dcb", "reason": obs["reason"]})
+            errors.extend(_qos.check_input(ifname, desired))
             errors.extend(_qos.check_mtu(ifname, nic["mtu"], nic["ports"], desired["rdma_mtu"]))
             continue
         try:

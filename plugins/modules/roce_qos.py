@@ -38,7 +38,9 @@ description:
     from C(ibv_devinfo)), and O(rdma_mtu) may not exceed the port's active MTU."
   - "A device without DCB (the tool answers Operation not supported, as virtio-net, e1000e and veth do) is
     reported in RV(unsupported) and none of its NIC settings change; that is not a failure unless
-    O(on_unsupported=fail). The RDMA CM defaults of an RDMA device on it (for example soft-RoCE C(rxe0) on
+    O(on_unsupported=fail). What the input decides alone is still checked there first and refused
+    as bad input (a O(tos) whose O(dscp_map) priority has no PFC, a CNP priority or DSCP on the
+    data priority, O(ecn) without priorities under PCP trust). The RDMA CM defaults of an RDMA device on it (for example soft-RoCE C(rxe0) on
     virtio-net) are still set, since they belong to the RDMA device."
   - "Persistence (O(mode)): the kernel keeps none of these settings across a reboot (configfs, the dcbnl APP
     table, mlnx_qos state, ECN sysfs), so the module also installs a boot-time applier: the POSIX sh script
@@ -119,7 +121,8 @@ options:
     type: int
     choices: [256, 512, 1024, 2048, 4096]
   backend:
-    description: C(auto) picks C(mlnx_qos) for mlx5_core when it is installed, else C(dcb).
+    description: C(auto) picks C(mlnx_qos) for mlx5_core when it is installed, else C(dcb). An explicit
+      C(dcb) or C(mlnx_qos) whose command is not on the node fails naming O(backend).
     type: str
     choices: [auto, dcb, mlnx_qos]
     default: auto

@@ -93,6 +93,39 @@ def test_plan_refuses(observed, desired, on_unsupported, message):
         _qosplan.plan(desired, observed, on_unsupported, "both")
 
 
+NO_DCB = seen({"eth8": obs(supported=False)}, [])
+
+
+@pytest.mark.parametrize("desired, message", [
+    (want(pfc=[4]), r"^tos: 106 \(DSCP 26\) lands in priority 3 on eth8 \(dscp_map: \{26: 3\}\), but PFC is on only "
+                    r"for 4 \(pfc\); allowed: "),
+    (want(cnp={"priority": 3}), r"^cnp.priority: 3 \(cnp.priority\) on eth8 is the RoCE data priority \(tos 106 -> "
+                                r"DSCP 26 -> priority 3\)"),
+    (want(cnp={"dscp": 26}), r"^cnp.dscp: 26 on eth8 lands in priority 3, the RoCE data priority \(tos 106 -> DSCP 26\)"),
+    (want(dscp_map={}, cnp={"dscp": 26}), r"^cnp.dscp: 26 on eth8 lands in the RoCE data priority \(tos 106 -> DSCP "
+                                          r"26\)"),
+    (want(dscp_map={26: 3, 48: 3}, cnp={"dscp": 48}), r"^cnp.dscp: 48 on eth8 lands in priority 3"),
+    (want(trust="pcp", dscp_map={}, ecn={}), r"^ecn.priorities: required on eth8 because its RoCE priority is not "
+                                             r"known under trust pcp"),
+    (want(pfc=[4], cnp={"priority": 3}), r"^tos: .*; cnp.priority: 3 \(cnp.priority\) on eth8"),   # every error at once
+])
+@pytest.mark.parametrize("on_unsupported", ["warn", "fail"])
+def test_input_coherence_is_checked_on_a_nic_without_dcb(desired, message, on_unsupported):
+    """No DCB to read, yet what the input decides alone is refused, not turned into "unsupported"."""
+    with pytest.raises(ValueError, match=message):
+        _qosplan.plan(desired, NO_DCB, on_unsupported, "both")
+
+
+@pytest.mark.parametrize("desired", [
+    want(), want(dscp_map={}, pfc=[5]), want(cnp={"dscp": 48, "priority": 6}), want(trust="pcp", dscp_map={}),
+    want(trust="pcp", dscp_map={}, ecn={"priorities": [3]}), want(dscp_map={48: 6}, pfc=[3], cnp={"dscp": 48}),
+])
+def test_input_that_depends_on_the_nic_is_left_to_it_on_a_nic_without_dcb(desired):
+    """What only the NIC's own table decides (a DSCP without a dscp_map entry) is not guessed."""
+    planned = _qosplan.plan(desired, NO_DCB, "warn", "both")
+    assert [u["feature"] for u in planned["unsupported"]] == ["dcb"]
+
+
 def test_returned_values_and_notes():
     planned = _qosplan.plan(want(), seen({"eth8": obs(supported=False), "eth9": obs()}, []), "warn", "runtime")
     out = _qosplan.returned(planned)

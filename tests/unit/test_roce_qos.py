@@ -498,6 +498,37 @@ def test_mtu_below_the_rdma_mtu_is_refused(tmp_path):
              pfc=[3], rdma_mtu=2048)
 
 
+@pytest.mark.parametrize("on_unsupported", ["warn", "fail"])
+def test_incoherent_input_on_a_nic_without_dcb_is_refused_before_the_capability(tmp_path, on_unsupported):
+    """virtio-net has no DCB: the tos/pfc mismatch is still the answer, and nothing is touched."""
+    n = _node(tmp_path)
+    n.params = lab_virtio(n)
+    _refused(n, r"^tos: 106 \(DSCP 26\) lands in priority 3 on data0 \(dscp_map: \{26: 3\}\), but PFC is on only "
+                r"for 4 \(pfc\)", pfc=[4], dscp_map={26: 3}, on_unsupported=on_unsupported)
+    _refused(n, r"^cnp.priority: 3 \(cnp.priority\) on data0 is the RoCE data priority",
+             pfc=[3], dscp_map={26: 3}, cnp={"priority": 3}, on_unsupported=on_unsupported)
+
+
+@pytest.mark.parametrize("lab_of, backend, tool", [(lab_mlnx, "mlnx_qos", "mlnx_qos"), (lab_virtio, "dcb", "dcb")])
+def test_explicit_backend_without_its_tool_names_backend(tmp_path, lab_of, backend, tool):
+    n = _node(tmp_path)
+    n.missing.add(tool)
+    n.params = lab_of(n)
+    _refused(n, r"^backend: %s, but the %s command is not on the node \(.*provides it\); allowed: install it, or "
+                r"backend auto or " % (backend, tool), pfc=[3], dscp_map={26: 3}, backend=backend)
+
+
+def test_an_interface_selected_twice_is_planned_once(tmp_path):
+    """roce_qos entries only select (its values are the module's): two selections of one NIC cannot
+    conflict, it is planned once and both selections are named."""
+    n = _node(tmp_path)
+    n.params = lab_dcb(n)
+    once = qos(n, check=True, **FULL)
+    twice = qos(n, check=True, **dict(FULL, interfaces=[{"name": "ens1f0np0"}, {"driver": "mlx5_core"}]))
+    assert twice["changes"] == once["changes"]
+    assert twice["interfaces"]["ens1f0np0"]["selected_by"] == ["name=ens1f0np0", "driver=mlx5_core"]
+
+
 def test_missing_dcb_tool_is_a_clear_error(tmp_path):
     n = _node(tmp_path)
     n.missing.add("dcb")
