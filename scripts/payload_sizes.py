@@ -71,9 +71,9 @@ def measure(root: Path) -> List[Row]:
             continue
         files, zip_bytes = payload(path)
         rows.append({"module": path.stem, "files": len(files),
-                     "lines": sum(src.count(b"\n") for _, src in files),
-                     "bytes": sum(len(src) for _, src in files), "zip": zip_bytes,
-                     "names": [f[len(PREFIX + "plugins/module_utils/"):] for f, _ in files]})
+                     "lines": sum(src.count(b"\n") for _name, src in files),
+                     "bytes": sum(len(src) for _name, src in files), "zip": zip_bytes,
+                     "names": [f[len(PREFIX + "plugins/module_utils/"):] for f, _src in files]})
     return rows
 
 
@@ -94,7 +94,7 @@ def table(rows: List[Row], markdown: bool, names: bool) -> str:
 
 
 def main(argv: List[str]) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     ap.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent,
                     help="collection checkout to measure (default: this one)")
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table")

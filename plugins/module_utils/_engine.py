@@ -136,8 +136,10 @@ def _revert(host: Host, applied: List[Change], domains: Domains) -> List[str]:
     return problems
 
 
-def restore_plan(host: Host, plan: Plan, domains: Domains) -> Tuple[List[Change], List[Dict[str, str]],
-                                                                 List[Dict[str, str]]]:
+Restored = Tuple[List[Change], List[Dict[str, str]], List[Dict[str, str]]]
+
+
+def restore_plan(host: Host, plan: Plan, domains: Domains) -> Restored:
     """Rollback's apply: best effort per key, in order; nothing is ever reverted.
 
     Each key is written on its own, so one key that cannot be restored (its interface is gone, a

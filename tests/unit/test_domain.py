@@ -114,7 +114,7 @@ def test_apply_plan_refused_and_failures(node, refuse, broken, keys, verified, r
 
 def test_refused_is_one_type_across_domains(node):
     assert issubclass(_domain.Refused, HostError)   # revert and rollback report it like any node error
-    assert type(_irq._refused("managed IRQ")) is _domain.Refused
+    assert _irq._refused("managed IRQ").__class__ is _domain.Refused
     node.write("/sys/module/ib_uverbs/initstate", "live\n")
     node.write("/sys/module/ib_uverbs/refcnt", "2\n")
     with pytest.raises(_domain.Refused, match="kernel module ib_uverbs is in use"):

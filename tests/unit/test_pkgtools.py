@@ -43,8 +43,8 @@ def test_apt_simulate_upgrades_and_removals():
 
 def test_dpkg_query_status():
     text = "iproute2\tinstalled\nlibfoo:amd64\tconfig-files\nbar\t\n"
-    assert _pkgtools.parse_dpkg_query_status(text) == {"iproute2": "installed", "libfoo": "config-files",
-                                                    "bar": "not-installed"}
+    assert _pkgtools.parse_dpkg_query_status(text) == {
+        "iproute2": "installed", "libfoo": "config-files", "bar": "not-installed"}
 
 
 def test_dnf_transaction():
