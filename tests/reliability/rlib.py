@@ -168,15 +168,13 @@ def killed(status: int) -> bool:
     return os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
 
 
-def spawn(root: str, steps: List[Dict[str, Any]]) -> subprocess.Popen:
+def spawn(root: str, steps: List[Dict[str, Any]], job_file: str) -> subprocess.Popen:
     """The wrapper in a fresh interpreter (used where processes must really run side by side)."""
+    with open(job_file, "w", encoding="utf-8") as f:
+        json.dump({"root": root, "steps": steps}, f)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([COLLECTIONS, os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.Popen([sys.executable, RUNNER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, RUNNER, job_file], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=env, text=True)
-    assert proc.stdin is not None
-    proc.stdin.write(json.dumps({"root": root, "steps": steps}))
-    proc.stdin.close()
-    return proc
 
 
 def clone(template: str, dest: str) -> str:

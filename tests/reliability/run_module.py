@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Run hpcnet.rdma modules for real (AnsibleModule, exit_json/fail_json) against a fake root.
 
-Usage: ``python run_module.py < job.json``; the job is::
+Usage: ``python run_module.py JOB.json`` (or the job on stdin); the job is::
 
     {"root": "/tmp/.../root", "kill_at": N or null, "count_file": PATH or null,
      "steps": [{"module": "sysctl_tuning", "params": {...}, "check_mode": false}, ...]}
@@ -90,6 +90,9 @@ def run_job(job: Dict[str, Any], out: Any) -> int:
 
 
 def main() -> int:
+    if len(sys.argv) > 1:
+        with open(sys.argv[1], encoding="utf-8") as f:
+            return run_job(json.load(f), sys.stdout)
     return run_job(json.load(sys.stdin), sys.stdout)
 
 

@@ -363,3 +363,144 @@ def test_partial_rollback_of_the_last_generation(host):
         (1, ["sysctl:a"]), (2, ["kmod:ib_core"])]
     j.restored(["kmod:ib_core"], gen_id=2)
     assert [g["id"] for g in j.generations()] == [1] and j.originals() == {"sysctl:a": "1"}
+
+
+# ---------------------------------------------------------------- through the modules (fake node)
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _journal as journal_module  # noqa: E402
+from ansible_collections.hpcnet.rdma.plugins.modules import nic_tuning, sysctl_tuning, tuning_state  # noqa: E402
+
+from .conftest import Failed, FakeModule, veth  # noqa: E402
+
+
+@pytest.fixture
+def tuned(node):
+    node.sysctl("vm.swappiness", "60")
+    node.sysctl("net.ipv4.tcp_sack", "1")
+    node.add_nic(veth("data0"))
+    return node
+
+
+def _sysctl(node, check=False, **sysctls):
+    params = {"sysctls": sysctls or {"vm.swappiness": 10, "net.ipv4.tcp_sack": 0}, "context": "host", "mode": "runtime"}
+    m = FakeModule(sysctl_tuning.ARGUMENT_SPEC, params, check_mode=check)
+    return sysctl_tuning.run(m, node.host()), m
+
+
+def _nic(node):
+    m = FakeModule(nic_tuning.ARGUMENT_SPEC, {"interfaces": [{"name": "data0", "mtu": 9000}], "mode": "runtime"})
+    return nic_tuning.run(m, node.host())
+
+
+def _state(node, check=False, **params):
+    m = FakeModule(tuning_state.ARGUMENT_SPEC, params, check_mode=check)
+    return tuning_state.run(m, node.host()), m
+
+
+def _journal_file(node):
+    return node.path(JDIR + "/journal.json")
+
+
+def test_rollback_restores_the_rest_when_an_interface_was_removed(tuned):
+    _sysctl(tuned)
+    _nic(tuned)
+    del tuned.nics["data0"]                                   # the interface is gone
+    os.unlink(tuned.path("/sys/class/net/data0/mtu"))
+    with pytest.raises(Failed) as e:
+        _state(tuned, action="rollback")
+    assert e.value.msg == ("rollback could not restore 1 key(s), kept in the journal for a later rollback: "
+                           "nic:data0:mtu: cannot read it: interface data0 does not exist")
+    assert e.value.result["unrestorable"] == [{"key": "nic:data0:mtu",
+                                               "reason": "cannot read it: interface data0 does not exist"}]
+    assert e.value.result["changed"] is True
+    assert tuned.read("/proc/sys/vm/swappiness") == "60" and tuned.read("/proc/sys/net/ipv4/tcp_sack") == "1"
+    j = Journal(tuned.host(), JDIR)
+    assert j.originals() == {"nic:data0:mtu": 1500}
+    assert [[c["key"] for c in g["changes"]] for g in j.generations()] == [["nic:data0:mtu"]]
+    # warn: the same report, no failure, nothing re-applied
+    out, m = _state(tuned, action="rollback", on_unrestorable="warn")
+    assert out["changed"] is False and [u["key"] for u in out["unrestorable"]] == ["nic:data0:mtu"]
+    assert m.warnings == [out["msg"]] and tuned.read("/proc/sys/vm/swappiness") == "60"
+    # the interface is back (with the tuned MTU): the next rollback finishes and clears the journal
+    tuned.add_nic(veth("data0", mtu=9000))
+    out, _m = _state(tuned, action="rollback")
+    assert [c["key"] for c in out["changes"]] == ["nic:data0:mtu"] and tuned.nics["data0"].mtu == 1500
+    assert not os.path.exists(_journal_file(tuned))
+
+
+def test_rollback_in_check_mode_predicts_the_unrestorable_key(tuned):
+    _nic(tuned)
+    os.unlink(tuned.path("/sys/class/net/data0/mtu"))
+    with pytest.raises(Failed, match="nic:data0:mtu: cannot read it"):
+        _state(tuned, check=True, action="rollback")
+    out, _m = _state(tuned, check=True, action="rollback", on_unrestorable="warn")
+    assert [u["key"] for u in out["unrestorable"]] == ["nic:data0:mtu"]
+    assert Journal(tuned.host(), JDIR).originals() == {"nic:data0:mtu": 1500}
+
+
+def test_rollback_without_a_journal_says_nothing_to_roll_back(tuned):
+    before = tuned.snapshot()
+    out, _m = _state(tuned, action="rollback")
+    assert out["changed"] is False and out["changes"] == []
+    assert out["msg"] == "nothing to roll back: the journal in /var/lib/hpcnet-rdma records no change"
+    assert tuned.snapshot() == before
+
+
+def test_a_failed_call_that_changed_nothing_leaves_no_journal(tuned):
+    tuned.fail_on = "mtu 9000"
+    with pytest.raises(Failed, match="changed nothing"):
+        _nic(tuned)
+    assert not os.path.exists(_journal_file(tuned))
+    assert os.listdir(tuned.path(JDIR)) == ["lock"]
+
+
+class _Killed(BaseException):
+    """Stands for SIGKILL in-process: nothing in the engine catches a BaseException."""
+
+
+def _killed_before_commit(node, monkeypatch, call):
+    def die(self, gen_id):
+        raise _Killed()
+    monkeypatch.setattr(journal_module.Journal, "commit", die)
+    with pytest.raises(_Killed):
+        call()
+    monkeypatch.undo()
+
+
+def test_a_run_killed_before_its_commit_is_reconciled_by_the_next_locked_run(tuned, monkeypatch):
+    _sysctl(tuned, **{"vm.swappiness": 5})
+    _killed_before_commit(tuned, monkeypatch, lambda: _sysctl(tuned))
+    tuned.write("/proc/sys/net/ipv4/tcp_sack", "1\n")   # as if killed before this key was written
+    out, m = _state(tuned, action="status")
+    assert out["interrupted"] == [{"id": 2, "module": "sysctl_tuning", "time": out["generations"][1]["time"]}]
+    assert "generation 2 (sysctl_tuning" in out["msg"] and "the next run that takes the journal lock reconciles it" \
+        in out["msg"] and m.warnings == [out["msg"]]
+    # check mode only says so: it writes nothing
+    before = open(_journal_file(tuned)).read()
+    predicted, m = _sysctl(tuned, check=True)
+    assert open(_journal_file(tuned)).read() == before and any("was interrupted" in w for w in m.warnings)
+    # any locked run reconciles: swappiness was applied (kept), tcp_sack never changed (dropped)
+    out, m = _sysctl(tuned, **{"vm.swappiness": 10})
+    assert out["changed"] is False
+    assert out["reconciled"] == [{"generation": 2, "module": "sysctl_tuning", "kept": ["sysctl:vm.swappiness"],
+                                  "dropped": ["sysctl:net.ipv4.tcp_sack"]}]
+    status, _m = _state(tuned, action="status")
+    assert status["interrupted"] == [] and "msg" not in status
+    assert [(g["id"], g["status"], g["keys"], bool(g.get("reconciled"))) for g in status["generations"]] == [
+        (1, "applied", ["sysctl:vm.swappiness"], False), (2, "applied", ["sysctl:vm.swappiness"], True)]
+    # originals were never lost: rollback brings back the pristine values
+    _state(tuned, action="rollback")
+    assert tuned.read("/proc/sys/vm/swappiness") == "60" and tuned.read("/proc/sys/net/ipv4/tcp_sack") == "1\n"
+    assert not os.path.exists(_journal_file(tuned))
+
+
+def test_a_run_with_nothing_to_do_takes_the_lock_to_reconcile(tuned, monkeypatch):
+    _killed_before_commit(tuned, monkeypatch, lambda: _sysctl(tuned))
+    out, m = _sysctl(tuned)                     # everything is applied already: nothing to change
+    assert out["changed"] is False and out["reconciled"][0]["kept"] == ["sysctl:vm.swappiness", "sysctl:net.ipv4.tcp_sack"]
+    assert Journal(tuned.host(), JDIR).interrupted() == []
+
+
+def test_the_journal_knows_every_key_prefix_of_the_registry():
+    """A key prefix the journal does not know makes every journal holding it 'foreign'."""
+    from ansible_collections.hpcnet.rdma.plugins.module_utils import _engine, _registry
+    assert set(_engine.Domains(*_registry.ALL).prefixes()) == set(journal_module.KEY_PREFIXES)
