@@ -283,7 +283,10 @@ class Engine(object):
                                  "next run that takes the journal lock reconciles it"
                                  % (gen["id"], gen.get("module"), gen.get("time")))
             return out
-        self.journal.make_dir()
+        reason = self.journal.make_dir()
+        if reason:
+            self.fail("journal_dir: %s cannot hold the journal (%s); give a writable local directory"
+                      % (self.journal_dir, reason))
         try:
             with self.host.lock(self.journal.lock_path):
                 # under the lock, so the sweep of a killed run's probe never races a live one

@@ -128,9 +128,9 @@ def trust_problem(path: str) -> Optional[str]:
         nxt = posixpath.join(cur, name)
         try:
             st = os.lstat(nxt)
-        except FileNotFoundError:
-            return None
         except OSError as e:
+            if e.errno in (errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG):
+                return None   # cannot exist yet: creating it fails (or makes it ours), checked again then
             return "cannot inspect %s: %s" % (nxt, e.strerror or e)
         if stat.S_ISLNK(st.st_mode):
             links += 1
@@ -281,9 +281,10 @@ class Journal(object):
                                "rollback does as root; use a directory owned by root, mode 0700, whose "
                                "parents only root can write (or sticky, like /tmp)" % (self.directory, problem))
 
-    def make_dir(self) -> None:
+    def make_dir(self) -> Optional[str]:
         """Create the missing part of the journal directory, one level at a time, mode 0700 (the
-        process umask can only narrow it); errors are left to the caller's writability check."""
+        process umask can only narrow it).  When a level cannot be made, the levels made before it
+        are removed again and the reason is returned (None when the directory is there)."""
         full = self._full(self.directory)
         missing = []
         while full and not os.path.lexists(full):
@@ -292,13 +293,21 @@ class Journal(object):
             if parent == full:
                 break
             full = parent
+        made: List[str] = []
         for path in reversed(missing):
             try:
                 os.mkdir(path, 0o700)
+                made.append(path)
             except FileExistsError:
                 pass
-            except OSError:
-                return
+            except OSError as e:
+                for done in reversed(made):
+                    try:
+                        os.rmdir(done)
+                    except OSError:
+                        break
+                return e.strerror or str(e)
+        return None
 
     # ------------------------------------------------------------------ loading
     def load(self) -> Dict[str, Any]:

@@ -504,3 +504,14 @@ def test_the_journal_knows_every_key_prefix_of_the_registry():
     """A key prefix the journal does not know makes every journal holding it 'foreign'."""
     from ansible_collections.hpcnet.rdma.plugins.module_utils import _engine, _registry
     assert set(_engine.Domains(*_registry.ALL).prefixes()) == set(journal_module.KEY_PREFIXES)
+
+
+def test_a_journal_dir_that_cannot_be_made_is_named_before_anything_changes(tuned):
+    before = tuned.snapshot()
+    jdir = "/var/lib/" + "x" * 300          # the kernel refuses the name (ENAMETOOLONG), like /proc refuses a mkdir
+    with pytest.raises(Failed, match=r"^journal_dir: /var/lib/x+ cannot hold the journal \(File name too long\); "
+                                     r"give a writable local directory$"):
+        sysctl_tuning.run(FakeModule(sysctl_tuning.ARGUMENT_SPEC, {"sysctls": {"vm.swappiness": 10}, "context": "host",
+                                                                   "journal_dir": jdir}), tuned.host())
+    assert tuned.snapshot() == before and tuned.read("/proc/sys/vm/swappiness") == "60\n"
+    assert not os.path.exists(tuned.path("/var"))      # the levels made on the way were removed again
