@@ -364,7 +364,9 @@ def test_rhel_family_gets_the_ban_in_etc_sysconfig(rhel_irqbalance):
     assert dict((k, v) for k, v in node.snapshot()["files"].items() if not k.startswith(jdir)) == pristine["files"]
 
 
-DEB_UNIT = "[Service]\nEnvironmentFile=-/etc/default/irqbalance\nExecStart=/usr/sbin/irqbalance $IRQBALANCE_ARGS\n"
+# Debian 12's irqbalance 1.9.2-1 unit, as shipped: upstream's defaults.env first, then Debian's file
+DEB_UNIT = ("[Service]\nEnvironmentFile=-/usr/lib/irqbalance/defaults.env\nEnvironmentFile=-/etc/default/irqbalance\n"
+            "ExecStart=/usr/sbin/irqbalance --foreground $IRQBALANCE_ARGS\n")
 EL_UNIT = "[Service]\nEnvironmentFile=/etc/sysconfig/irqbalance\nExecStart=/usr/sbin/irqbalance $IRQBALANCE_ARGS\n"
 DEFAULT, SYSCONFIG = _irqplan.IRQBALANCE_DEFAULTS, _irqplan.IRQBALANCE_SYSCONFIG
 
