@@ -17,6 +17,12 @@ Runtime domains (journal keys):
 
 Persistent parts are ``file:`` keys planned here (modules-load.d, modprobe.d, limits.d, systemd
 drop-ins, a udev rule, the soft-RoCE boot unit).
+
+Locked memory stays scoped: the limits.d line names one group, and systemd services get
+``LimitMEMLOCK`` only through a drop-in for each service named in ``memlock.services``.  The
+manager-wide ``DefaultLimitMEMLOCK`` (``memlock.systemd: global``) reaches every service — sshd,
+getty and ``user@.service`` hand it to every login — so it is an explicit opt-in that warns
+(:func:`memlock_warnings`), as is naming a service that starts login sessions.
 """
 from __future__ import annotations
 
@@ -42,6 +48,14 @@ DEV_DIR = "/dev/infiniband"
 
 MODULE_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
+IFNAMSIZ = 16              # a network interface name has at most IFNAMSIZ - 1 bytes (dev_valid_name)
+IB_DEVICE_NAME_MAX = 64    # an RDMA device name has at most 63 (rdma link add: nla_strscpy)
+MEMLOCK_SYSTEMD = ("services", "global", "none")
+# services that start login sessions: a LimitMEMLOCK on them reaches every user who logs in through them
+LOGIN_SERVICE_RE = re.compile(r"^(ssh|sshd|console-getty|gdm|lightdm|sddm|xrdp|systemd-logind|"
+                              r"(getty|serial-getty|container-getty|autovt|user)@.*)\.service$")
+# what systemd-escape --path keeps as is (unit_name_path_escape: letters, digits, ':', '_', '.')
+_UNIT_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:_.")
 UNIT_RE = re.compile(r"^[A-Za-z0-9:_.@-]+\.service$")
 MODE_RE = re.compile(r"^0?[0-7]{3}$")
 # device-node kinds: (udev subsystem, kernel name pattern, /dev/infiniband name prefix)
@@ -301,8 +315,18 @@ def normalize(params: Dict[str, Any]) -> Dict[str, Any]:
         if not NAME_RE.match(link.get("netdev") or "") or not NAME_RE.match(name):
             raise ValueError("soft_roce[%d]: netdev %r / name %r must be interface and device names"
                              % (i, link.get("netdev"), name))
+        if len(link["netdev"]) >= IFNAMSIZ or link["netdev"] in (".", ".."):
+            raise ValueError("soft_roce[%d].netdev: %r is not a network interface name (allowed: 1 to %d characters, "
+                             "not . or ..)" % (i, link["netdev"], IFNAMSIZ - 1))
+        if len(name) >= IB_DEVICE_NAME_MAX:
+            raise ValueError("soft_roce[%d].name: %r is longer than an RDMA device name may be (%d characters)"
+                             % (i, name, IB_DEVICE_NAME_MAX - 1))
         if name in [r["name"] for r in rxe]:
             raise ValueError("soft_roce[%d]: device name %s is given twice" % (i, name))
+        for j, other in enumerate(rxe):
+            if other["netdev"] == link["netdev"]:
+                raise ValueError("soft_roce[%d] and soft_roce[%d] both put a soft-RoCE device on %s (%s, %s); the "
+                                 "kernel allows one per interface" % (j, i, link["netdev"], other["name"], name))
         rxe.append({"name": name, "netdev": link["netdev"]})
     if rxe and "rdma_rxe" not in modules:
         modules.append("rdma_rxe")
@@ -318,8 +342,14 @@ def normalize(params: Dict[str, Any]) -> Dict[str, Any]:
         if bad:
             raise ValueError("memlock.services: %s must be systemd service names ending in .service"
                              % ", ".join(repr(b) for b in bad))
-        memlock = {"group": memlock["group"], "limit": limit, "systemd": memlock.get("systemd") or "default",
-                   "services": services}
+        systemd = memlock.get("systemd") or "services"
+        if systemd not in MEMLOCK_SYSTEMD:
+            raise ValueError("memlock.systemd: %r is not allowed (allowed: %s)" % (systemd, ", ".join(MEMLOCK_SYSTEMD)))
+        if systemd == "none" and services:
+            raise ValueError("memlock.services: %s given with memlock.systemd: none, which leaves systemd alone "
+                             "(allowed: systemd: services to give them a LimitMEMLOCK drop-in, or no services)"
+                             % ", ".join(services))
+        memlock = {"group": memlock["group"], "limit": limit, "systemd": systemd, "services": services}
     access = params.get("device_access")
     if access:
         mode = str(access.get("mode") or "0660")
@@ -334,6 +364,56 @@ def normalize(params: Dict[str, Any]) -> Dict[str, Any]:
                   "devices": list(access.get("devices") or ["uverbs", "rdma_cm"])}
     return {"modules": modules, "soft_roce": rxe, "memlock": memlock, "device_access": access,
             "netns_mode": params.get("netns_mode")}
+
+
+def memlock_warnings(norm: Dict[str, Any]) -> List[str]:
+    """What an explicit memlock choice opens beyond the group (pure): the module warns with these."""
+    memlock = norm.get("memlock")
+    if not memlock:
+        return []
+    limit = systemd_limit(memlock)
+    out = []
+    if memlock["systemd"] == "global":
+        out.append("memlock.systemd: global sets DefaultLimitMEMLOCK=%s in %s for every systemd service; sshd, "
+                   "getty and user@.service pass it to every login session, so every user - not only the members "
+                   "of group %s - may lock that much memory. Prefer systemd: services with the daemons that need "
+                   "it in memlock.services" % (limit, SYSTEMD_MANAGER_DROPIN, memlock["group"]))
+    logins = [svc for svc in memlock["services"] if LOGIN_SERVICE_RE.match(svc)]
+    if logins and memlock["systemd"] != "none":
+        out.append("memlock.services: %s start%s login sessions; every login through %s inherits LimitMEMLOCK=%s, "
+                   "not only the members of group %s" % (", ".join(logins), "s" if len(logins) == 1 else "",
+                                                         "it" if len(logins) == 1 else "them", limit,
+                                                         memlock["group"]))
+    return out
+
+
+def systemd_escape_path(path: str) -> str:
+    """``systemd-escape --path PATH`` (systemd's unit_name_path_escape), pure: the path simplified
+    (repeated and trailing slashes, ``.`` components dropped), ``/`` alone is ``-``; otherwise
+    leading/trailing slashes go, each ``/`` becomes ``-``, letters, digits, ``:``, ``_`` and ``.``
+    stay (a leading ``.`` does not), every other byte of its UTF-8 becomes ``\\xNN``.
+    ValueError for a path with a ``..`` component, which systemd refuses too."""
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise ValueError("%r is not a normalized path: systemd cannot name a unit after it" % path)
+    if not parts:
+        return "-"
+    out = []
+    for i, byte in enumerate("/".join(parts).encode("utf-8")):
+        ch = chr(byte)
+        if ch == "/":
+            out.append("-")
+        elif byte < 128 and ch in _UNIT_SAFE and not (i == 0 and ch == "."):
+            out.append(ch)
+        else:
+            out.append("\\x%02x" % byte)
+    return "".join(out)
+
+
+def netdev_unit(netdev: str) -> str:
+    """The systemd device unit of a network interface (``enp1s0-v1`` →
+    ``sys-subsystem-net-devices-enp1s0\\x2dv1.device``), named as udev's systemd tag names it."""
+    return systemd_escape_path("/sys/subsystem/net/devices/" + netdev) + ".device"
 
 
 # ---------------------------------------------------------------------- file contents (pure)
@@ -379,7 +459,7 @@ def udev_rule(access: Dict[str, Any]) -> str:
 
 
 def rxe_unit(links: List[Dict[str, Any]], rdma_bin: str) -> str:
-    devices = " ".join("sys-subsystem-net-devices-%s.device" % link["netdev"] for link in links)
+    devices = " ".join(netdev_unit(link["netdev"]) for link in links)
     start = "".join("ExecStart=-%s link add %s type rxe netdev %s\n" % (rdma_bin, link["name"], link["netdev"])
                     for link in links)
     stop = "".join("ExecStop=-%s link delete %s\n" % (rdma_bin, link["name"]) for link in links)
@@ -401,9 +481,9 @@ def planned_files(norm: Dict[str, Any], rdma_bin: str) -> List[Tuple[str, Any]]:
     memlock = norm["memlock"]
     if memlock:
         out.append((LIMITS_CONF, _files.owned(limits_conf(memlock))))
-        if memlock["systemd"] == "default":
+        if memlock["systemd"] == "global":
             out.append((SYSTEMD_MANAGER_DROPIN, _files.owned(manager_dropin(memlock))))
-        for svc in memlock["services"]:
+        for svc in memlock["services"] if memlock["systemd"] != "none" else []:
             out.append((SERVICE_DROPIN % svc, _files.owned(service_dropin(memlock))))
     if norm["device_access"]:
         out.append((UDEV_RULE, _files.owned(udev_rule(norm["device_access"]))))

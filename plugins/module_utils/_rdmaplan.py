@@ -74,25 +74,38 @@ def running_kernel(host: Host) -> str:
     return (host.read("/proc/sys/kernel/osrelease") or "").strip() or "unknown"
 
 
+def check_modules(host: Host, norm: Dict[str, Any], mode: str, kernel_release: Optional[str], running: str,
+                  in_container: bool) -> Dict[str, Any]:
+    """The module names against the kernel's modules tree, wherever there is one — in a container
+    and in persist mode too, before what the node cannot do is reported: ``tree``, ``tree_note``
+    and ``load_order``.  ValueError names a module the kernel lacks or a kernel_release that is not there."""
+    out: Dict[str, Any] = {"tree": None, "tree_note": None, "load_order": []}
+    if not norm["modules"]:
+        return out
+    kernels = dict((r, host.exists("%s/%s/modules.dep" % (MODULES_DIR, r))) for r in host.listdir(MODULES_DIR))
+    release, out["tree_note"] = choose_tree(kernel_release, running, kernels, mode, in_container)
+    tree = _rdma.kernel_tree(host, release) if release else None
+    out["tree"] = tree
+    if tree is not None:
+        unknown = _rdma.unknown_modules(tree, norm["modules"])
+        if unknown:
+            raise ValueError("modules: kernel %s has no module %s (not in /lib/modules/%s/modules.dep or "
+                             "modules.builtin)" % (tree["release"], ", ".join(repr(u) for u in unknown),
+                                                   tree["release"]))
+        out["load_order"] = _rdma.closure(tree, norm["modules"])
+    return out
+
+
 def observe(host: Host, norm: Dict[str, Any], mode: str, kernel_release: Optional[str], running: str,
-            in_container: bool) -> Dict[str, Any]:
+            in_container: bool, kernel: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """Everything :func:`plan` needs, read from the node.  Raises ValueError when the request does
-    not fit this node (a module its kernel lacks, a soft-RoCE netdev that does not exist)."""
+    not fit this node (a module its kernel lacks, a soft-RoCE netdev that does not exist).
+    ``kernel``: what :func:`check_modules` found, when the caller checked the names already."""
     node: Dict[str, Any] = {"files": {}, "kmods": {}, "rxe": {}, "netns": None, "devnodes": {}, "gid": None,
-                            "memlock_gid": None, "load_order": [], "tree": None, "tree_note": None, "loaded": None,
+                            "memlock_gid": None, "loaded": None,
                             "runtime_possible": mode in ("runtime", "both") and not in_container}
-    if norm["modules"]:
-        kernels = dict((r, host.exists("%s/%s/modules.dep" % (MODULES_DIR, r))) for r in host.listdir(MODULES_DIR))
-        release, node["tree_note"] = choose_tree(kernel_release, running, kernels, mode, in_container)
-        tree = _rdma.kernel_tree(host, release) if release else None
-        node["tree"] = tree
-        if tree is not None:
-            unknown = _rdma.unknown_modules(tree, norm["modules"])
-            if unknown:
-                raise ValueError("modules: kernel %s has no module %s (not in /lib/modules/%s/modules.dep or "
-                                 "modules.builtin)" % (tree["release"], ", ".join(repr(u) for u in unknown),
-                                                       tree["release"]))
-            node["load_order"] = _rdma.closure(tree, norm["modules"])
+    node.update(kernel if kernel is not None
+                else check_modules(host, norm, mode, kernel_release, running, in_container))
     if node["runtime_possible"]:
         node["loaded"] = _rdma.loaded_modules(host)
         for name in node["load_order"]:

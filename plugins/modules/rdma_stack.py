@@ -22,8 +22,9 @@ description:
     links.
   - B(Locked memory) (O(memlock)) for RDMA users is scoped to a group in
     C(/etc/security/limits.d/90-hpcnet-rdma.conf) (C(@group - memlock unlimited)) instead of
-    C(* unlimited), plus a systemd C(DefaultLimitMEMLOCK) drop-in or per-service drop-ins for
-    daemons (PAM limits do not apply to services).
+    C(* unlimited), plus a C(LimitMEMLOCK) drop-in for each named daemon (PAM limits do not apply
+    to services). A systemd-wide C(DefaultLimitMEMLOCK) is only written on request
+    (O(memlock.systemd=global)) and warns, since it reaches every login.
   - B(Device access) (O(device_access)) gives the C(/dev/infiniband) nodes a group and a group-only
     mode through a udev rule, and sets existing nodes now.
   - B(Netns mode) (O(netns_mode)) of the RDMA subsystem is set now with C(rdma system set netns)
@@ -32,7 +33,9 @@ description:
     result and RV(reboot_required) is true.
   - Before anything changes, every module must exist in the kernel's modules tree
     (C(/lib/modules/RELEASE/modules.dep) or C(modules.builtin)) and every soft-RoCE netdev must
-    exist; otherwise the task fails naming it.
+    exist; otherwise the task fails naming it. The input is checked first everywhere, module and
+    interface names always, module names against a modules tree also in a container and in
+    O(mode=persist) whenever one is there, before what the node cannot do is reported.
   - Inside a container (which shares the host's kernel) loading modules, creating soft-RoCE links
     and changing the netns mode are not possible; they are named in RV(not_possible) (fail, or
     O(on_not_possible=warn)), the persistent files are still written.
@@ -49,7 +52,8 @@ options:
     default: []
     suboptions:
       netdev:
-        description: The Ethernet interface carrying RoCE.
+        description: The Ethernet interface carrying RoCE (an interface name, at most 15 characters; one
+          soft-RoCE device per interface).
         type: str
         required: true
       name:
@@ -69,12 +73,17 @@ options:
         default: unlimited
       systemd:
         description:
-          - C(default) also sets C(DefaultLimitMEMLOCK) for every systemd service (a manager drop-in,
-            effective after C(systemctl daemon-reexec) or a reboot); C(services) sets C(LimitMEMLOCK)
-            only for O(memlock.services); C(none) leaves systemd alone.
+          - C(services) gives each of O(memlock.services) a C(LimitMEMLOCK) drop-in and no other
+            service any limit (none named, none touched); C(none) leaves systemd alone.
+          - C(global) also sets C(DefaultLimitMEMLOCK) for every systemd service (a manager drop-in in
+            C(/etc/systemd/system.conf.d/), effective after C(systemctl daemon-reexec) or a reboot).
+            sshd, getty and C(user@.service) pass it to every login session, so every user, not only
+            the group, may then lock that much memory; it is an explicit opt-in and the module warns.
+          - Naming a service that starts login sessions (C(ssh.service), C(getty@.service), C(user@.service))
+            in O(memlock.services) warns for the same reason.
         type: str
-        choices: [default, services, none]
-        default: default
+        choices: [services, global, none]
+        default: services
       services:
         description: Services that get a C(LimitMEMLOCK) drop-in (for example C(slurmd.service)).
         type: list
@@ -129,7 +138,6 @@ EXAMPLES = r"""
     modules: [ib_umad, ib_uverbs, rdma_ucm]
     memlock:
       group: rdma
-      systemd: services
       services: [slurmd.service]
     device_access:
       group: rdma
@@ -192,7 +200,8 @@ device_nodes:
   returned: always
   type: dict
 reboot_required:
-  description: True when a change only takes effect at the next boot (a refused netns mode, the systemd manager default).
+  description: True when a change only takes effect at the next boot (a refused netns mode, the systemd manager
+    default of O(memlock.systemd=global)).
   returned: always
   type: bool
 notes:
@@ -221,7 +230,7 @@ ARGUMENT_SPEC = _spec.argument_spec(dict(
     memlock=dict(type="dict", options=dict(
         group=dict(type="str", required=True),
         limit=dict(type="str", default="unlimited"),
-        systemd=dict(type="str", choices=["default", "services", "none"], default="default"),
+        systemd=dict(type="str", choices=list(_rdma.MEMLOCK_SYSTEMD), default="services"),
         services=dict(type="list", elements="str", default=[]),
     )),
     device_access=dict(type="dict", options=dict(
@@ -244,6 +253,12 @@ def run(module, host: Host) -> dict:
         module.fail_json(msg=str(e))
     in_container = host.in_container()
     running = _rdmaplan.running_kernel(host)
+    try:   # the module names first, wherever a modules tree is (a container, a bake), then what is not possible
+        kernel = _rdmaplan.check_modules(host, norm, mode, params["kernel_release"], running, in_container)
+    except ValueError as e:
+        module.fail_json(msg=str(e))
+    for warning in _rdma.memlock_warnings(norm):
+        module.warn(warning)
     extra = {"not_possible": [], "refused": [], "modules": {}, "kernel_release": None, "notes": [],
              "device_nodes": {}, "reboot_required": False, "loaded_as_a_consequence": []}
     extra["not_possible"] = _rdmaplan.not_possible(norm, mode, in_container, running)
@@ -254,7 +269,7 @@ def run(module, host: Host) -> dict:
 
     def build():
         node.clear()
-        node.update(_rdmaplan.observe(host, norm, mode, params["kernel_release"], running, in_container))
+        node.update(_rdmaplan.observe(host, norm, mode, params["kernel_release"], running, in_container, kernel))
         planned = _rdmaplan.plan(norm, node, mode)
         extra.update(notes=planned["notes"], kernel_release=planned["kernel_release"], modules=planned["modules"])
         return planned["plan"], planned["previous"]

@@ -442,8 +442,86 @@ def test_stack_in_a_container_is_a_named_result(rnode):
     assert any("module names were not checked" in n for n in out["notes"])
     assert rnode.loaded == set() and rnode.rxe == {}
     assert not [c for c in out["changes"] if c["key"].split(":")[0] in ("kmod", "rxe", "rdma")]
-    assert "DefaultLimitMEMLOCK=infinity" in rnode.read(_rdma.SYSTEMD_MANAGER_DROPIN)
+    assert rnode.read(_rdma.LIMITS_CONF).endswith("@rdma - memlock unlimited\n")
+    assert not os.path.exists(rnode.path(_rdma.SYSTEMD_MANAGER_DROPIN))     # memlock stays with the group
+    assert out["reboot_required"] is False
+
+
+def test_stack_in_a_container_checks_module_names_before_not_possible(rnode):
+    """A container with a modules tree: a misspelt module is the answer, not "not possible"."""
+    rnode.write("/.dockerenv", "")
+    before = rnode.snapshot()
+    for on_not_possible in ("fail", "warn"):
+        with pytest.raises(Failed, match="modules: kernel %s has no module 'rdma_rxee'" % KVER):
+            call(rdma_stack, rnode, modules=["ib_umad", "rdma_rxee"], on_not_possible=on_not_possible)
+        with pytest.raises(Failed, match=r"kernel_release: /lib/modules/5.4.0-1/modules.dep does not exist"):
+            call(rdma_stack, rnode, modules=["ib_umad"], kernel_release="5.4.0-1", on_not_possible=on_not_possible)
+    assert rnode.snapshot() == before
+
+
+@pytest.mark.parametrize("mode", ["persist", "both"])
+@pytest.mark.parametrize("soft_roce, message", [
+    ([{"netdev": "a-very-long-ifname0"}], r"^soft_roce\[0\].netdev: 'a-very-long-ifname0' is not a network interface "
+                                         r"name \(allowed: 1 to 15 characters, not . or ..\)$"),
+    ([{"netdev": ".."}], r"^soft_roce\[0\].netdev: '..' is not a network interface name"),
+    ([{"netdev": "data0", "name": "x" * 64}], r"^soft_roce\[0\].name: 'x+' is longer than an RDMA device name"),
+    ([{"netdev": "data0"}, {"netdev": "eth1", "name": "rxe1"}, {"netdev": "data0", "name": "rxe2"}],
+     r"^soft_roce\[0\] and soft_roce\[2\] both put a soft-RoCE device on data0 \(rxe0, rxe2\); the kernel allows "
+     r"one per interface$"),
+])
+def test_stack_soft_roce_names_are_checked_in_every_mode(rnode, mode, soft_roce, message):
+    before = rnode.snapshot()
+    for check in (True, False):
+        with pytest.raises(Failed, match=message):
+            call(rdma_stack, rnode, check=check, mode=mode, soft_roce=soft_roce)
+    assert rnode.snapshot() == before and rnode.loaded == set()
+
+
+def test_stack_rxe_unit_waits_for_the_escaped_device_unit(rnode):
+    """systemd names the device unit of enp1s0-v1 sys-subsystem-net-devices-enp1s0\\x2dv1.device."""
+    call(rdma_stack, rnode, mode="persist", soft_roce=[{"netdev": "enp1s0-v1"}, {"netdev": "data0", "name": "rxe9"}])
+    unit = rnode.read(_rdma.RXE_UNIT)
+    devices = "sys-subsystem-net-devices-enp1s0\\x2dv1.device sys-subsystem-net-devices-data0.device"
+    assert "\nWants=%s\n" % devices in unit
+    assert "\nAfter=systemd-modules-load.service network-pre.target %s\n" % devices in unit
+    assert "ExecStart=-/usr/sbin/rdma link add rxe0 type rxe netdev enp1s0-v1\n" in unit
+
+
+# ---------------------------------------------------------------- rdma_stack: memlock stays scoped (issue 16, item 2)
+def test_stack_memlock_default_is_the_group_and_the_named_services_only(rnode):
+    pristine = rnode.snapshot()
+    m = FakeModule(rdma_stack.ARGUMENT_SPEC, {"memlock": {"group": "rdma", "services": ["slurmd.service"]}})
+    out = rdma_stack.run(m, rnode.host())
+    assert [c["key"] for c in out["changes"] if c["key"].startswith("file:")] == [
+        "file:" + _rdma.LIMITS_CONF, "file:" + _rdma.SERVICE_DROPIN % "slurmd.service"]
+    assert rnode.read(_rdma.LIMITS_CONF).endswith("@rdma - memlock unlimited\n")
+    assert rnode.read(_rdma.SERVICE_DROPIN % "slurmd.service").endswith("[Service]\nLimitMEMLOCK=infinity\n")
+    assert not os.path.exists(rnode.path("/etc/systemd/system.conf.d"))
+    assert m.warnings == [] and out["reboot_required"] is False
+    rollback(rnode)
+    assert untouched(rnode, pristine)
+
+
+def test_stack_memlock_global_is_an_explicit_opt_in_that_warns(rnode):
+    pristine = rnode.snapshot()
+    m = FakeModule(rdma_stack.ARGUMENT_SPEC, {"memlock": {"group": "rdma", "systemd": "global", "limit": "1048576"}})
+    out = rdma_stack.run(m, rnode.host())
+    assert rnode.read(_rdma.SYSTEMD_MANAGER_DROPIN).endswith("[Manager]\nDefaultLimitMEMLOCK=1073741824\n")
     assert out["reboot_required"] is True
+    assert len(m.warnings) == 1 and m.warnings[0].startswith(
+        "memlock.systemd: global sets DefaultLimitMEMLOCK=1073741824 in /etc/systemd/system.conf.d/90-hpcnet-rdma.conf "
+        "for every systemd service; sshd, getty and user@.service pass it to every login session, so every user - not "
+        "only the members of group rdma - may lock that much memory")
+    rollback(rnode)
+    assert untouched(rnode, pristine) and not os.path.exists(rnode.path("/etc/systemd"))
+
+
+def test_stack_memlock_on_a_login_service_warns(rnode):
+    m = FakeModule(rdma_stack.ARGUMENT_SPEC, {"memlock": {"group": "rdma", "services": [
+        "slurmd.service", "ssh.service", "serial-getty@ttyS0.service"]}}, check_mode=True)
+    rdma_stack.run(m, rnode.host())
+    assert m.warnings == ["memlock.services: ssh.service, serial-getty@ttyS0.service start login sessions; every "
+                          "login through them inherits LimitMEMLOCK=infinity, not only the members of group rdma"]
 
 
 @pytest.mark.parametrize("params, message", [
@@ -452,6 +530,10 @@ def test_stack_in_a_container_is_a_named_result(rnode):
     ({"soft_roce": [{"netdev": "eth9"}]}, "soft_roce: no interface eth9"),
     ({"memlock": {"group": "rdma", "limit": "lots"}}, "memlock.limit: 'lots' is not allowed"),
     ({"memlock": {"group": "rdma", "services": ["slurmd"]}}, "must be systemd service names ending in .service"),
+    ({"memlock": {"group": "rdma", "systemd": "none", "services": ["slurmd.service"]}},
+     r"memlock.services: slurmd.service given with memlock.systemd: none, which leaves systemd alone"),
+    ({"memlock": {"group": "rdma", "systemd": "default"}},
+     "value of systemd must be one of: services, global, none, got: default"),
     ({"device_access": {"group": "rdma", "mode": "0666"}}, "gives access to every user"),
     ({"device_access": {"group": "rdma", "mode": "rw"}}, "is not an octal mode"),
     ({"device_access": {"group": "rdma", "devices": ["gpu"]}}, "value of devices must be one or more of"),
@@ -486,9 +568,12 @@ def test_stack_failed_apply_reverts_this_call(rnode):
 # ---------------------------------------------------------------- pure planner tables
 @pytest.mark.parametrize("norm_in, kinds", [
     ({"modules": ["ib_umad"]}, ["file:" + _rdma.MODULES_LOAD]),
-    ({"memlock": {"group": "hpc", "limit": "1048576", "systemd": "default"}},
+    ({"memlock": {"group": "hpc", "limit": "1048576", "systemd": "global"}},
      ["file:" + _rdma.LIMITS_CONF, "file:" + _rdma.SYSTEMD_MANAGER_DROPIN]),
     ({"memlock": {"group": "hpc", "systemd": "none"}}, ["file:" + _rdma.LIMITS_CONF]),
+    ({"memlock": {"group": "hpc"}}, ["file:" + _rdma.LIMITS_CONF]),                      # the default: the group only
+    ({"memlock": {"group": "hpc", "services": ["a.service"]}},
+     ["file:" + _rdma.LIMITS_CONF, "file:" + _rdma.SERVICE_DROPIN % "a.service"]),
     ({"netns_mode": "shared"}, ["file:" + _rdma.MODPROBE_CONF]),
     ({"device_access": {"group": "rdma", "devices": ["umad"]}}, ["file:" + _rdma.UDEV_RULE]),
 ])
@@ -501,6 +586,27 @@ def test_planned_files(norm_in, kinds):
         assert "@hpc - memlock 1048576\n" in text and "DefaultLimitMEMLOCK=1073741824\n" in text
     if "netns_mode" in norm_in:
         assert "options ib_core netns_mode=1\n" in text
+
+
+# the table checked against systemd-escape --path (systemd 252): what udev's device units are named after
+@pytest.mark.parametrize("path, escaped", [
+    ("/sys/subsystem/net/devices/enp1s0-v1", "sys-subsystem-net-devices-enp1s0\\x2dv1"),
+    ("/sys/subsystem/net/devices/enp1s0.100", "sys-subsystem-net-devices-enp1s0.100"),
+    ("/sys/subsystem/net/devices/br-lan_1", "sys-subsystem-net-devices-br\\x2dlan_1"),
+    ("/sys/subsystem/net/devices/data0", "sys-subsystem-net-devices-data0"),
+    ("/waldo/", "waldo"), ("//x//", "x"), ("/waldo//hallo", "waldo-hallo"), ("/", "-"), ("/a/./b", "a-b"),
+    ("/./foo", "foo"), ("/waldo/.bar", "waldo-.bar"), ("/.x", "\\x2ex"), ("/-x", "\\x2dx"),
+    ("/foo bar", "foo\\x20bar"), ("/tab\tx", "tab\\x09x"), ("/a\\b", "a\\x5cb"), ("/a%b", "a\\x25b"),
+    ("/A~b", "A\\x7eb"), ("/a:b_c.d", "a:b_c.d"), ("/\u00fc", "\\xc3\\xbc"),
+])
+def test_systemd_escape_path(path, escaped):
+    assert _rdma.systemd_escape_path(path) == escaped
+
+
+@pytest.mark.parametrize("path", ["/..", "/x/..", "/foo/../bar"])
+def test_systemd_escape_path_refuses_what_systemd_refuses(path):
+    with pytest.raises(ValueError, match="is not a normalized path"):
+        _rdma.systemd_escape_path(path)
 
 
 # ---------------------------------------------------------------- fabric_info
