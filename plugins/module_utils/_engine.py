@@ -271,7 +271,7 @@ class Engine(object):
         takes the lock for that alone when there is such a generation it can read back.
         """
         self.preflight()
-        plan, previous = self._build(build)
+        plan, previous = self._build(build, restore)
         work = bool(plan) or (on_success is not None and on_success(True, {}))
         interrupted = self._reconcilable()
         if self.module.check_mode or not (work or interrupted or self._debris()):
@@ -296,7 +296,7 @@ class Engine(object):
                               % (self.journal_dir, reason))
                 self.journal.load()
                 reconciled = self.reconcile()
-                plan, previous = self._build(build)
+                plan, previous = self._build(build, restore)
                 out = self.execute(name, plan, previous, result, record, restore)
                 if reconciled:
                     out["reconciled"] = reconciled
@@ -307,9 +307,11 @@ class Engine(object):
             self.fail(str(e))
         return {}
 
-    def _build(self, build: Callable[[], Tuple[Plan, Dict[str, Any]]]) -> Tuple[Plan, Dict[str, Any]]:
+    def _build(self, build: Callable[[], Tuple[Plan, Dict[str, Any]]], restore: bool = False) -> Tuple[Plan, Dict[str, Any]]:
         try:
             plan, previous = build()
+            if not restore:   # a replaced file keeps its owner and label; rollback restores them exactly
+                plan = _files.keep_attributes(plan)
             return with_parent_dirs(self.host, plan, previous), previous
         except (ValueError, HostError) as e:
             self.fail(str(e))

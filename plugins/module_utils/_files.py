@@ -5,10 +5,12 @@
 """The ``file`` domain: whole files the collection owns (sysctl.d, .link, units, ...)."""
 from __future__ import annotations
 
+import hashlib
 import sys
-from typing import Any, Dict
+from typing import Any, Dict, Optional, Union
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import FileState, Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils._host import FileState, Host, content_bytes, encode_content
+from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
 HEADER = "# Managed by hpcnet.rdma ({module}); do not edit: the journal in {journal} restores the\n" \
          "# original when you run playbooks/rollback-rdma.yml (hpcnet.rdma.tuning_state).\n"
@@ -37,8 +39,66 @@ def write_value(host: Host, path: str, value: FileState) -> None:
         _service.try_restart(host, value["notify"])
 
 
+# What a replaced file keeps unless the planner names it (ansible's atomic_move keeps them too).
+KEPT = ("uid", "gid", "selinux")
+
+
+def _comparable(state: Dict[str, Any]) -> Dict[str, Any]:
+    """A state with its content as bytes, so either encoding of the same bytes compares equal."""
+    if "link" in state:
+        return {"link": state["link"]}
+    out = dict((k, v) for k, v in state.items() if k not in ("content", "encoding"))
+    out["content"] = content_bytes(state)
+    return out
+
+
 def same(actual: Any, wanted: Any) -> bool:
-    return _bare(actual) == _bare(wanted)
+    """Same bytes, mode, owner and link target; the SELinux label only when ``wanted`` names one
+    (a file created without one gets the policy's label, which is right)."""
+    a, w = _bare(actual), _bare(wanted)
+    if a is None or w is None:
+        return a is None and w is None
+    a, w = _comparable(a), _comparable(w)
+    if "selinux" not in w:
+        a.pop("selinux", None)
+    return a == w
+
+
+def keep_attributes(plan: Plan) -> Plan:
+    """The plan with every replaced regular file keeping its owner, group and SELinux label, unless
+    the planner named them: a planner says what the file holds (content, mode), and a file whose
+    content and mode already match is no change whoever owns it.  Not for rollback, which restores
+    exactly the journaled state."""
+    out = Plan()
+    for c in plan:
+        after = c.after
+        if (c.domain == "file" and _regular(c.before) and _regular(after)
+                and not any(k in after for k in KEPT)):
+            after = dict(after)
+            after.update((k, c.before[k]) for k in KEPT if k in c.before)
+        out.add(c.key, c.before, after)
+    return out
+
+
+def _regular(state: Any) -> bool:
+    return isinstance(state, dict) and not state.get("absent") and "link" not in state
+
+
+def text(state: FileState) -> Optional[str]:
+    """A file state's content as text (undecodable bytes as surrogate escapes), None when absent."""
+    if not _regular(state):
+        return None
+    return content_bytes(state).decode("utf-8", "surrogateescape")
+
+
+def summary(state: Any) -> Any:
+    """A file state without its content: size and sha1 instead (for results that must not echo it)."""
+    if not _regular(state):
+        return state
+    data = content_bytes(state)
+    out = dict((k, v) for k, v in state.items() if k not in ("content", "encoding"))
+    out.update(size=len(data), sha1=hashlib.sha1(data).hexdigest())
+    return out
 
 
 def is_absent(value: FileState) -> bool:
@@ -51,8 +111,13 @@ def with_notify(state: FileState, unit: str) -> Dict[str, Any]:
     return base
 
 
-def owned(content: str, mode: str = "0644") -> FileState:
-    return {"content": content, "mode": mode}
+def owned(content: Union[str, bytes], mode: str = "0644") -> Dict[str, Any]:
+    """The state of a file the collection writes: its content in the form ``file_state`` reads
+    back (text, or base64 for bytes that are not UTF-8), so an unchanged file plans no change."""
+    data = content if isinstance(content, bytes) else content.encode("utf-8", "surrogateescape")
+    state: Dict[str, Any] = encode_content(data)
+    state["mode"] = mode
+    return state
 
 
 class _Dirs(object):
@@ -68,7 +133,7 @@ class _Dirs(object):
     @staticmethod
     def write_value(host: Host, path: str, value: Any) -> None:
         if value:
-            host.mkdir(path)
+            host.mkdir(path)   # mode 0755 whatever the umask
         else:
             host.rmdir(path)
 

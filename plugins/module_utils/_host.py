@@ -14,9 +14,12 @@ Host knows no tool: each tool's argv formats and parsers live in a file of their
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import errno
 import fcntl
 import os
+import re
 import stat
 import tempfile
 import time
@@ -27,8 +30,22 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import is_not
 Runner = Callable[[List[str]], Tuple[int, str, str]]
 BinPath = Callable[[str], Optional[str]]
 
-# A file's state as the journal stores it: None means "absent".
+# A file's state as the journal stores it: None means "absent"; a symbolic link is {"link": TARGET};
+# a regular file is {"content": TEXT, "mode": "0644"} plus, when they apply:
+#   "encoding": "base64"  the bytes are not valid UTF-8, so TEXT is their base64 (otherwise TEXT is
+#                         the bytes decoded; journals before this field held text read with
+#                         surrogateescape, which still encodes back to the same bytes)
+#   "uid", "gid"          the owner, when it is not the user the module runs as (a state without
+#                         them is a file of that user, as a file the module creates is)
+#   "selinux"             the SELinux label (xattr security.selinux), when the file has one
 FileState = Optional[Dict[str, Any]]
+
+BASE64 = "base64"
+SELINUX_XATTR = "security.selinux"
+DIR_MODE = 0o755
+_FILE_MODE = re.compile(r"^0?[0-7]{3,4}$")
+_LABEL = re.compile(r"^[^\x00-\x20\x7f]+$")
+_NO_XATTRS = (errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENODATA)
 
 
 class HostError(Exception):
@@ -63,6 +80,161 @@ def module_bin_path(module: Any) -> BinPath:
         return module.get_bin_path(name, required=False, opt_dirs=["/sbin", "/usr/sbin", "/usr/local/sbin"])
 
     return find
+
+
+# ---------------------------------------------------------------------- file contents and attributes
+def encode_content(data: bytes) -> Dict[str, str]:
+    """The journal's form of a file's bytes: text when they are valid UTF-8, else base64."""
+    try:
+        return {"content": data.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"content": base64.b64encode(data).decode("ascii"), "encoding": BASE64}
+
+
+def content_bytes(state: Dict[str, Any]) -> bytes:
+    """The bytes a file state holds (either form of :func:`encode_content`)."""
+    content, encoding = state.get("content", ""), state.get("encoding")
+    if not isinstance(content, str):
+        raise HostError("file content must be text, not %s" % type(content).__name__)
+    if encoding is None:
+        try:
+            return content.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError as e:
+            raise HostError("file content is not encodable: %s" % e)
+    if encoding != BASE64:
+        raise HostError("unknown content encoding %r (known: %s)" % (encoding, BASE64))
+    try:
+        return base64.b64decode(content.encode("ascii"), validate=True)
+    except (ValueError, binascii.Error) as e:
+        raise HostError("file content is not valid base64: %s" % e)
+
+
+def _id(state: Dict[str, Any], field: str, what: str) -> Optional[int]:
+    value = state.get(field)
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 0xFFFFFFFF:
+        raise HostError("%s %r is not a %s id" % (field, value, what))
+    return value
+
+
+def _regular_spec(path: str, state: Dict[str, Any]) -> Dict[str, Any]:
+    """What to write for a regular file's state, every field checked before anything is written."""
+    mode = state.get("mode", "0644")
+    if not isinstance(mode, str) or not _FILE_MODE.match(mode):
+        raise HostError("cannot write %s: mode %r is not an octal mode" % (path, mode))
+    label = state.get("selinux")
+    if label is not None and not (isinstance(label, str) and _LABEL.match(label)):
+        raise HostError("cannot write %s: selinux %r is not an SELinux label" % (path, label))
+    try:
+        uid, gid = _id(state, "uid", "user"), _id(state, "gid", "group")
+        data = content_bytes(state)
+    except HostError as e:
+        raise HostError("cannot write %s: %s" % (path, e))
+    return {"data": data, "mode": int(mode, 8), "label": label,
+            "uid": os.geteuid() if uid is None else uid, "gid": os.getegid() if gid is None else gid}
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _label_of(fd: int) -> Optional[str]:
+    """The SELinux label of an open file, None when it has none (or the filesystem has no xattrs)."""
+    try:
+        raw = os.getxattr(fd, SELINUX_XATTR)
+    except OSError as e:
+        if e.errno in _NO_XATTRS:
+            return None
+        raise
+    return raw.rstrip(b"\0").decode("utf-8", "surrogateescape") or None
+
+
+def _carry_xattrs(path: str, old: str, fd: int) -> None:
+    """Copy every extended attribute of the file ``old`` (ACLs, label, user.*) to ``fd``."""
+    try:
+        names = os.listxattr(old, follow_symlinks=False)
+    except OSError as e:
+        if e.errno in _NO_XATTRS:
+            return
+        raise HostError("cannot list the extended attributes of %s: %s" % (path, e.strerror or e))
+    for name in names:
+        try:
+            os.setxattr(fd, name, os.getxattr(old, name, follow_symlinks=False))
+        except OSError as e:
+            if e.errno == errno.ENODATA:   # removed meanwhile
+                continue
+            raise HostError("cannot carry extended attribute %s of %s over to its replacement: %s"
+                            % (name, path, e.strerror or e))
+
+
+def _replace_regular(path: str, full: str, wanted: Dict[str, Any]) -> None:
+    """Write a temp file next to ``full`` with everything ``wanted`` says, then rename it over."""
+    try:
+        old: Optional[str] = full if stat.S_ISREG(os.lstat(full).st_mode) else None
+    except FileNotFoundError:
+        old = None
+    fd, tmp = tempfile.mkstemp(prefix=".hpcnet-", dir=os.path.dirname(full))
+    try:
+        try:
+            _write_all(fd, wanted["data"])
+            st = os.fstat(fd)
+            if (st.st_uid, st.st_gid) != (wanted["uid"], wanted["gid"]):
+                os.fchown(fd, wanted["uid"], wanted["gid"])   # before the xattrs: chown drops capabilities
+            if old is not None:
+                _carry_xattrs(path, old, fd)
+            if wanted["label"] is not None:
+                try:
+                    os.setxattr(fd, SELINUX_XATTR, wanted["label"].encode("utf-8", "surrogateescape") + b"\0")
+                except OSError as e:
+                    raise HostError("cannot set SELinux label %s on %s: %s" % (wanted["label"], path, e.strerror or e))
+            os.fchmod(fd, wanted["mode"])   # last: carrying an ACL rewrites the mode bits
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, full)
+    except BaseException:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _set_dir_mode(full: str, mode: int) -> None:
+    """chmod a directory just made (the umask narrowed it), never through a symbolic link."""
+    fd = os.open(full, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_NOFOLLOW)
+    try:
+        if stat.S_IMODE(os.fstat(fd).st_mode) != mode:
+            os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
+
+
+def _make_dirs(full: str, mode: int) -> None:
+    """``os.makedirs`` where every directory made gets exactly ``mode`` whatever the umask."""
+    missing = []
+    while not os.path.isdir(full):
+        missing.append(full)
+        parent = os.path.dirname(full)
+        if parent == full:
+            break
+        full = parent
+    for path in reversed(missing):
+        try:
+            os.mkdir(path, mode)
+        except FileExistsError:
+            continue
+        _set_dir_mode(path, mode)
 
 
 class Host:
@@ -132,7 +304,8 @@ class Host:
         return bool(mode & stat.S_IWUSR)
 
     def file_state(self, path: str) -> FileState:
-        """Content and mode of a regular file, None when absent."""
+        """A regular file's bytes, mode, owner (when not the running user's) and SELinux label;
+        ``{"link": TARGET}`` for a symbolic link; None when absent (see :data:`FileState`)."""
         full = self.p(path)
         try:
             st = os.lstat(full)
@@ -144,11 +317,37 @@ class Host:
             return {"link": os.readlink(full)}
         if not stat.S_ISREG(st.st_mode):
             raise HostError("%s exists and is not a regular file" % path)
-        text = self.read(path)
-        return {"content": text, "mode": "%04o" % stat.S_IMODE(st.st_mode)}
+        try:
+            fd = open_nofollow(full, os.O_RDONLY)
+        except OSError as e:
+            raise HostError("cannot read %s: %s" % (path, e.strerror or e))
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise HostError("%s exists and is not a regular file" % path)
+            state = encode_content(_read_all(fd))
+            label = _label_of(fd)
+        except OSError as e:
+            raise HostError("cannot read %s: %s" % (path, e.strerror or e))
+        finally:
+            os.close(fd)
+        state["mode"] = "%04o" % stat.S_IMODE(st.st_mode)
+        if st.st_uid != os.geteuid():
+            state["uid"] = st.st_uid
+        if st.st_gid != os.getegid():
+            state["gid"] = st.st_gid
+        if label is not None:
+            state["selinux"] = label
+        return state
 
     def write_file(self, path: str, state: FileState) -> None:
-        """Bring a file to ``state`` atomically (temp file, fsync, rename); None removes it."""
+        """Bring a file to ``state`` atomically (temp file, fsync, rename); None removes it.
+
+        The replacement gets the state's bytes, owner (the running user when the state names
+        none), SELinux label (when the state names one) and mode; every extended attribute of the
+        file it replaces (ACLs, the label, ``user.*``) is carried over first, as ansible's
+        ``atomic_move`` keeps them.  Missing parent directories are made with mode 0755.
+        """
         full = self.p(path)
         if state is None:
             try:
@@ -158,28 +357,18 @@ class Host:
             except OSError as e:
                 raise HostError("cannot remove %s: %s" % (path, e.strerror or e))
             return
+        wanted = None if "link" in state else _regular_spec(path, state)
         parent = os.path.dirname(full)
         try:
-            os.makedirs(parent, exist_ok=True)
-            if "link" in state:
+            _make_dirs(parent, DIR_MODE)
+            if wanted is None:
                 tmp = full + ".hpcnet-tmp"
                 if os.path.lexists(tmp):
                     os.unlink(tmp)
                 os.symlink(state["link"], tmp)
                 os.replace(tmp, full)
             else:
-                fd, tmp = tempfile.mkstemp(prefix=".hpcnet-", dir=parent)
-                try:
-                    with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as f:
-                        f.write(state["content"])
-                        f.flush()
-                        os.fsync(f.fileno())
-                    os.chmod(tmp, int(state.get("mode", "0644"), 8))
-                    os.replace(tmp, full)
-                except BaseException:
-                    if os.path.exists(tmp):
-                        os.unlink(tmp)
-                    raise
+                _replace_regular(path, full, wanted)
             self._fsync_dir(parent)
         except OSError as e:
             raise HostError("cannot write %s: %s" % (path, e.strerror or e))
@@ -221,14 +410,20 @@ class Host:
             return e.strerror or str(e)
         return None
 
-    def mkdir(self, path: str) -> None:
-        """Create one directory (its parent must exist); configfs makes its default groups itself."""
+    def mkdir(self, path: str, mode: int = 0o755) -> None:
+        """Create one directory (its parent must exist) with exactly ``mode``, whatever the umask;
+        an existing one is left as it is.  configfs makes its default groups itself."""
+        full = self.p(path)
         try:
-            os.mkdir(self.p(path), 0o755)
+            os.mkdir(full, mode)
         except FileExistsError:
-            pass
+            return
         except OSError as e:
             raise HostError("cannot create directory %s: %s" % (path, e.strerror or e))
+        try:
+            _set_dir_mode(full, mode)
+        except OSError as e:
+            raise HostError("cannot set mode %04o on directory %s: %s" % (mode, path, e.strerror or e))
 
     def rmdir(self, path: str) -> None:
         """Remove one empty directory (a configfs group counts as empty); absent is fine."""
