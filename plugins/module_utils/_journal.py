@@ -63,7 +63,7 @@ _TOP_FIELDS = frozenset(["schema", "originals", "generations", "next_generation"
 _ORIGINAL_FIELDS = frozenset(["value", "generation", "seq"])
 _GENERATION_FIELDS = frozenset(["id", "module", "status", "time", "changes", "reconciled"])
 _CHANGE_FIELDS = frozenset(["key", "before", "after"])
-# Typed fields of a file state; other fields of a file state must be JSON scalars.
+# Typed fields of a file state (other fields, e.g. owner or xattrs a later schema adds, pass as JSON).
 _FILE_FIELDS = {"content": str, "mode": str, "link": str, "notify": str, "absent": bool}
 
 
@@ -186,8 +186,6 @@ class _Checker(object):
             kind = _FILE_FIELDS.get(field)
             if kind is not None and not isinstance(item, kind):
                 raise self.bad("%s: file field %r must be a %s" % (where, field, kind.__name__))
-            if kind is None and isinstance(item, (dict, list)):
-                raise self.bad("%s: file field %r must be a scalar" % (where, field))
         if "mode" in value and not _MODE.match(value["mode"]):
             raise self.bad("%s: file mode %r is not an octal mode" % (where, value["mode"]))
 

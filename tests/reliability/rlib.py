@@ -26,14 +26,15 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils import _journal
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import run_module  # noqa: E402  (the wrapper, also run as a script)
-import ansible.module_utils.basic  # noqa: E402,F401  (imported once here: forked runs start fast)
-import ansible.module_utils.testing  # noqa: E402,F401
-from ansible_collections.hpcnet.rdma.plugins.modules import managed_files, sysctl_tuning, tuning_state  # noqa: E402,F401
+# Imported once here, so forked runs start fast.
+import ansible.module_utils.basic  # pylint: disable=unused-import
+import ansible.module_utils.testing  # pylint: disable=unused-import
+from ansible_collections.hpcnet.rdma.plugins.modules import managed_files, sysctl_tuning, tuning_state  # pylint: disable=unused-import
 
 RUNNER = os.path.join(HERE, "run_module.py")
 JDIR = "/var/lib/hpcnet-rdma"
 # The directory holding ansible_collections/, for the subprocesses' PYTHONPATH.
-COLLECTIONS = _journal.__file__.split(os.sep + "ansible_collections" + os.sep)[0]
+COLLECTIONS = _journal.__file__.split(os.sep + "ansible_collections" + os.sep, maxsplit=1)[0]
 
 SYSCTLS = {"net.ipv4.tcp_rmem": [4096, 87380, 268435456], "net.ipv4.tcp_sack": 0, "vm.swappiness": 10}
 FILES = [
