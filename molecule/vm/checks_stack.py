@@ -11,12 +11,14 @@ from checks_tuned import assert_boot_unit_ran
 
 MODULES = ["ib_umad", "rdma_ucm", "rdma_rxe"]
 RXE_UNIT = "hpcnet-rdma-rxe.service"
+# memlock stays scoped (issue 16): the rdma_core role writes no systemd-wide DefaultLimitMEMLOCK by default
+MANAGER_DROPIN = "/etc/systemd/system.conf.d/90-hpcnet-rdma.conf"
+SSH_DROPIN = "/etc/systemd/system/ssh.service.d/90-hpcnet-rdma-memlock.conf"
 PEER = {"vm1": ("vm2", "10.77.0.2"), "vm2": ("vm1", "10.77.0.1")}
 STACK_FILES = [
     "/etc/modules-load.d/hpcnet-rdma.conf",
     "/etc/modprobe.d/hpcnet-rdma.conf",
     "/etc/security/limits.d/90-hpcnet-rdma.conf",
-    "/etc/systemd/system.conf.d/90-hpcnet-rdma.conf",
     "/etc/systemd/system/ssh.service.d/90-hpcnet-rdma-memlock.conf",
     "/etc/udev/rules.d/92-hpcnet-rdma-access.rules",
     "/etc/systemd/system/" + RXE_UNIT,
@@ -48,6 +50,16 @@ def test_rxe0_is_the_collections_soft_roce_device_on_data0(host):
 def test_memlock_unlimited_for_group_rdma_only(host):
     assert host.check_output("runuser -l rdmauser -c 'ulimit -l'") == "unlimited"
     assert host.check_output("runuser -l plainuser -c 'ulimit -l'") != "unlimited"
+
+
+def test_memlock_reaches_no_service_but_the_named_one(host):
+    """limits.d for group rdma and a drop-in for ssh.service (named in converge.yml); nothing in
+    /etc/systemd/system.conf.d, so systemd's default for every other service is not infinity."""
+    assert not host.file(MANAGER_DROPIN).exists
+    assert "LimitMEMLOCK=infinity" in host.file(SSH_DROPIN).content_string.splitlines()
+    assert host.check_output("systemctl show -p DefaultLimitMEMLOCK --value") != "infinity"
+    journal = json.loads(host.file("/var/lib/hpcnet-rdma/journal.json").content_string)
+    assert "file:" + MANAGER_DROPIN not in journal["originals"]
 
 
 def test_rdma_device_nodes_are_group_rdma_only(host):
@@ -108,6 +120,6 @@ def test_stack_is_gone(host):
     pristine = set(json.loads(host.file("/root/hpcnet-snapshot-pristine.json").content_string)["modules"])
     assert not set(MODULES) & pristine       # so rollback had to unload every one of them
     assert not set(MODULES) & loaded(host)
-    for path in STACK_FILES:
+    for path in STACK_FILES + [MANAGER_DROPIN]:
         assert not host.file(path).exists, path
     assert host.check_output("runuser -l rdmauser -c 'ulimit -l'") != "unlimited"

@@ -8,13 +8,14 @@ FILES = {
     "/etc/modules-load.d/hpcnet-rdma.conf": ["ib_umad", "ib_uverbs", "rdma_ucm"],
     "/etc/modprobe.d/hpcnet-rdma.conf": ["options ib_core netns_mode=0"],
     "/etc/security/limits.d/90-hpcnet-rdma.conf": ["@rdma - memlock unlimited"],
-    "/etc/systemd/system.conf.d/90-hpcnet-rdma.conf": ["[Manager]", "DefaultLimitMEMLOCK=infinity"],
     "/etc/systemd/system/ssh.service.d/90-hpcnet-rdma-memlock.conf": ["[Service]", "LimitMEMLOCK=infinity"],
     "/etc/udev/rules.d/92-hpcnet-rdma-access.rules": [
         'SUBSYSTEM=="infiniband_verbs", KERNEL=="uverbs*", GROUP="rdma", MODE="0660"',
         'SUBSYSTEM=="misc", KERNEL=="rdma_cm", GROUP="rdma", MODE="0660"',
         'SUBSYSTEM=="infiniband_mad", KERNEL=="umad*", GROUP="rdma", MODE="0660"'],
 }
+# memlock stays scoped (issue 16): no systemd-wide DefaultLimitMEMLOCK unless rdma_core_memlock_systemd: global
+MANAGER_DROPIN = "/etc/systemd/system.conf.d/90-hpcnet-rdma.conf"
 
 
 @pytest.mark.parametrize("name", PACKAGES)
@@ -57,6 +58,14 @@ def test_stack_files(host, path, lines):
     text = f.content_string.splitlines()
     for line in lines:
         assert line in text
+
+
+def test_memlock_reaches_no_service_but_the_named_one(host):
+    assert not host.file(MANAGER_DROPIN).exists
+    drop_ins = host.run("find /etc/systemd -name '*hpcnet-rdma*' -path '*.d/*'").stdout.split()
+    assert drop_ins == ["/etc/systemd/system/ssh.service.d/90-hpcnet-rdma-memlock.conf"]
+    journal = json.loads(host.file("/var/lib/hpcnet-rdma/journal.json").content_string)
+    assert "file:" + MANAGER_DROPIN not in journal["originals"]
 
 
 def test_group_rdma_exists(host):

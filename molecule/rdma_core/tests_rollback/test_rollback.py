@@ -23,7 +23,7 @@ def test_dpkg_status_equals_pristine(host):
 
 @pytest.mark.parametrize("path", ["/etc/modules-load.d/hpcnet-rdma.conf", "/etc/modprobe.d/hpcnet-rdma.conf",
                                   "/etc/security/limits.d/90-hpcnet-rdma.conf",
-                                  "/etc/systemd/system.conf.d/90-hpcnet-rdma.conf",
+                                  "/etc/systemd/system.conf.d/90-hpcnet-rdma.conf",     # never written now
                                   "/etc/systemd/system/ssh.service.d/90-hpcnet-rdma-memlock.conf",
                                   "/etc/udev/rules.d/92-hpcnet-rdma-access.rules",
                                   "/var/lib/hpcnet-rdma/journal.json"])

@@ -28,6 +28,7 @@ from checks_stack import (  # noqa: E402,F401
     test_rdma_modules_are_loaded_and_persisted,
     test_rxe0_is_the_collections_soft_roce_device_on_data0,
     test_memlock_unlimited_for_group_rdma_only,
+    test_memlock_reaches_no_service_but_the_named_one,
     test_rdma_device_nodes_are_group_rdma_only,
     test_rdma_netns_mode_is_exclusive,
     test_ib_write_bw_between_the_vms_as_a_member_of_rdma,

@@ -27,6 +27,7 @@ from checks_stack import (  # noqa: E402,F401
     test_rdma_modules_are_loaded_and_persisted,
     test_rxe_unit_recreated_rxe0_at_boot,
     test_memlock_unlimited_for_group_rdma_only,
+    test_memlock_reaches_no_service_but_the_named_one,
     test_rdma_device_nodes_are_group_rdma_only,
     test_rdma_netns_mode_is_exclusive,
     test_sshd_runs_with_the_memlock_drop_in,
