@@ -4,7 +4,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Plan rdma_stack: what the module wires between its parameters and the engine.
 
-``validate`` (pure) → ``not_possible`` (pure) → ``observe`` (reads the node) → ``plan`` (pure) →
+``validate`` (pure) → ``check_modules`` (the names against the kernel's modules tree, wherever
+there is one) → ``not_possible`` (pure) → ``observe`` (reads the node) → ``plan`` (pure) →
 the engine applies → ``consequences`` / ``outcome`` (what the apply made the system do, and what
 it means for the user).  The keys are ``kmod:``, ``rxe:``, ``rdma:``, ``devnode:`` (see _rdma) and
 ``file:``, so one journal and one rollback cover all of it.
