@@ -149,6 +149,18 @@ DIRS = _Dirs()
 DOMAINS = {"file": sys.modules[__name__], "dir": DIRS}
 
 
+def normal_path(path: str) -> str:
+    """``path`` with ``//`` and ``/./`` collapsed: the one spelling a journal key uses.  ValueError
+    for a relative path, a ``..`` component (it means something else behind a symbolic link), a
+    trailing ``/`` or a control character."""
+    if (not isinstance(path, str) or not path.startswith("/") or path.endswith("/")
+            or any(ord(ch) < 0x20 or ord(ch) == 0x7f for ch in path)
+            or ".." in path.split("/")):
+        raise ValueError("%r is not an absolute file path (no '..', no control characters, not ending in '/')"
+                         % (path,))
+    return "/" + "/".join(part for part in path.split("/") if part not in ("", "."))
+
+
 def missing_parents(host: Host, path: str) -> list:
     """Ancestors of ``path`` that do not exist yet, outermost first (what creating it makes)."""
     out = []

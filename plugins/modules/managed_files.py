@@ -13,8 +13,10 @@ author:
   - hpcnet.rdma contributors (@hpcnet)
 description:
   - Brings several files to the given content and mode (or removes them) in one call, atomically
-    (temp file, fsync, rename), recording each file's original - content and mode, or its absence - in
-    the journal first. Directories it has to create are journaled too.
+    (temp file, fsync, rename), recording each file's original - its bytes, mode, owner and SELinux
+    label, or its absence - in the journal first. A replaced file keeps its owner, group, SELinux
+    label, ACLs and other extended attributes. Directories it has to create are made with mode
+    0755 (whatever the umask) and journaled too.
   - M(hpcnet.rdma.tuning_state) restores every original byte for byte, removes the files and directories
     this module created, also after a reboot. Use it instead of M(ansible.builtin.template) or
     M(ansible.builtin.copy) for any file the collection owns; render content with the
@@ -29,15 +31,23 @@ options:
     required: true
     suboptions:
       path:
-        description: Absolute path of the file.
+        description:
+          - Absolute path of the file; C(//) and C(/./) are collapsed, C(..) is refused.
+          - Each file is given once (C(/etc/a.conf) and C(//etc/a.conf) are the same file).
         type: path
         required: true
       content:
-        description: Whole content of the file. Required with O(files[].state=present).
+        description:
+          - Whole content of the file. Required with O(files[].state=present).
+          - Never echoed in the results (as with M(ansible.builtin.copy)); they show its size and sha1.
         type: str
       mode:
-        description: Octal permission bits, for example C("0644").
-        type: str
+        description:
+          - Permission bits, for example C("0644"). A string is read as octal.
+          - "An integer is the numeric mode, as in M(ansible.builtin.file): an unquoted C(0644) (YAML
+            reads the integer 420) is 0644, and an unquoted C(644) is refused (it is 0o1204); quote
+            modes to be safe."
+        type: raw
         default: "0644"
       state:
         description: C(present) writes the file; C(absent) removes it (rollback brings it back).
@@ -73,15 +83,17 @@ changes:
   elements: dict
   sample: [{"key": "dir:/etc/ucx", "before": false, "after": true}]
 previous:
-  description: State of every managed path before this call (C(null) for an absent file, C(false) for an absent directory).
+  description:
+    - State of every managed path before this call (C(null) for an absent file, C(false) for an absent directory).
+    - A file shows its mode, size and sha1 (and C(uid), C(gid), C(selinux) where they apply), never its content.
   returned: always
   type: dict
   sample: {"file:/etc/nccl.conf": null}
 current:
-  description: State of every managed path after this call, read back (predicted in check mode).
+  description: State of every managed path after this call, read back (predicted in check mode), shown as in RV(previous).
   returned: always
   type: dict
-  sample: {"file:/etc/nccl.conf": {"content": "NCCL_IB_TC=106\n", "mode": "0644"}}
+  sample: {"file:/etc/nccl.conf": {"mode": "0644", "size": 15, "sha1": "5b6a3f1bd9f4a9e5b21b8d6b01c1e0a2d9f2f3c4"}}
 generation:
   description: Journal generation recorded by this call.
   returned: when changed and not in check mode
@@ -101,8 +113,8 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 ARGUMENT_SPEC = _spec.argument_spec(dict(
     files=dict(type="list", elements="dict", required=True, options=dict(
         path=dict(type="path", required=True),
-        content=dict(type="str"),
-        mode=dict(type="str", default="0644"),
+        content=dict(type="str", no_log=True),
+        mode=dict(type="raw", default="0644"),
         state=dict(type="str", choices=["present", "absent"], default="present"),
     )),
 ), _spec.JOURNAL_DIR)
@@ -110,22 +122,39 @@ ARGUMENT_SPEC = _spec.argument_spec(dict(
 _MODE = re.compile(r"^0?[0-7]{3}$")
 
 
+def file_mode(value: object) -> str:
+    """``"0644"`` from a mode option: a string is octal, an integer the numeric mode (ansible-core's
+    file modules read ``mode: 0644`` unquoted, the YAML integer 420, the same way).  ValueError."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if 0 <= value <= 0o777:
+            return "%04o" % value
+        raise ValueError("%r is the integer %d (octal %s), not a permission mode; quote octal modes: \"0644\""
+                         % (value, value, "0%o" % value if value >= 0 else "-0%o" % -value))
+    if isinstance(value, str) and _MODE.match(value):
+        return "%04o" % int(value, 8)
+    raise ValueError("%r is not an octal mode; allowed: e.g. \"0644\" (permission bits only)" % (value,))
+
+
 def validate(files: list) -> list:
     """Normalised entries; ValueError naming the entry for bad input."""
-    out, seen = [], set()
+    out, seen = [], {}
     for i, f in enumerate(files):
-        path = f["path"]
-        if not path.startswith("/") or path.endswith("/") or "/../" in path + "/":
-            raise ValueError("files[%d].path: %r is not an absolute file path" % (i, path))
+        try:
+            path = _files.normal_path(f["path"])
+        except ValueError as e:
+            raise ValueError("files[%d].path: %s" % (i, e))
         if path in seen:
-            raise ValueError("files[%d].path: %s is given twice" % (i, path))
-        seen.add(path)
-        mode = str(f["mode"])
-        if not _MODE.match(mode):
-            raise ValueError("files[%d].mode: %r is not an octal mode; allowed: e.g. \"0644\"" % (i, mode))
+            first = seen[path]
+            raise ValueError("files[%d].path: %s is given twice (files[%d].path %r and files[%d].path %r)"
+                             % (i, path, first, files[first]["path"], i, f["path"]))
+        seen[path] = i
+        try:
+            mode = file_mode(f["mode"])
+        except ValueError as e:
+            raise ValueError("files[%d].mode: %s" % (i, e))
         if f["state"] == "present" and f["content"] is None:
             raise ValueError("files[%d].content: required for %s with state present" % (i, path))
-        out.append({"path": path, "mode": "%04o" % int(mode, 8), "state": f["state"], "content": f["content"]})
+        out.append({"path": path, "mode": mode, "state": f["state"], "content": f["content"]})
     return out
 
 
@@ -146,7 +175,20 @@ def run(module, host: Host) -> dict:
     except ValueError as e:
         module.fail_json(msg=str(e))
     engine = Engine(module, host, module.params["journal_dir"], domains=(_files.DOMAINS,))
-    return engine.run("managed_files", lambda: build_plan(host, files))
+    return without_content(engine.run("managed_files", lambda: build_plan(host, files)))
+
+
+def without_content(out: dict) -> dict:
+    """The result with every file state's content replaced by its size and sha1 (content is
+    no_log, as in ansible.builtin.copy; the journal on the node keeps the bytes)."""
+    out = dict(out)
+    for field in ("previous", "current"):
+        if field in out:
+            out[field] = dict((k, _files.summary(v)) for k, v in out[field].items())
+    if "changes" in out:
+        out["changes"] = [dict(c, before=_files.summary(c["before"]), after=_files.summary(c["after"]))
+                          for c in out["changes"]]
+    return out
 
 
 def main() -> None:
