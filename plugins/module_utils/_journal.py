@@ -63,8 +63,9 @@ _TOP_FIELDS = frozenset(["schema", "originals", "generations", "next_generation"
 _ORIGINAL_FIELDS = frozenset(["value", "generation", "seq"])
 _GENERATION_FIELDS = frozenset(["id", "module", "status", "time", "changes", "reconciled"])
 _CHANGE_FIELDS = frozenset(["key", "before", "after"])
-# Typed fields of a file state (other fields, e.g. owner or xattrs a later schema adds, pass as JSON).
-_FILE_FIELDS = {"content": str, "mode": str, "link": str, "notify": str, "absent": bool}
+# Typed fields of a file state (see _host.FileState; a field a later schema adds passes as JSON).
+_FILE_FIELDS = {"content": str, "mode": str, "link": str, "notify": str, "absent": bool,
+                "encoding": str, "uid": int, "gid": int, "selinux": str}
 
 
 class JournalError(Exception):
@@ -188,6 +189,11 @@ class _Checker(object):
                 raise self.bad("%s: file field %r must be a %s" % (where, field, kind.__name__))
         if "mode" in value and not _MODE.match(value["mode"]):
             raise self.bad("%s: file mode %r is not an octal mode" % (where, value["mode"]))
+        if value.get("encoding", "base64") != "base64":
+            raise self.bad("%s: file encoding %r is not base64" % (where, value["encoding"]))
+        for field in ("uid", "gid"):
+            if field in value and (isinstance(value[field], bool) or value[field] < 0):
+                raise self.bad("%s: file %s %r is not an id" % (where, field, value[field]))
 
     def fields(self, obj: Any, allowed: frozenset, required: Iterable[str], where: str) -> Dict[str, Any]:
         if not isinstance(obj, dict):

@@ -63,7 +63,8 @@ def make_node(root: str) -> None:
     write("/proc/sys/net/ipv4/tcp_sack", b"1\n")
     write("/proc/sys/vm/swappiness", b"60\n")
     write("/etc/sysctl.d/90-hpcnet-rdma.conf", b"# a file that was here before\nvm.swappiness = 30\n", 0o640)
-    write("/etc/security/limits.d/90-rdma.conf", b"# site limits\n@hpc - memlock 1024\n", 0o600)
+    write("/etc/security/limits.d/90-rdma.conf", b"# site limits\r\n@hpc - memlock 1024\r\n", 0o640)
+    os.chown(os.path.join(root, "etc/security/limits.d/90-rdma.conf"), 65534, 65534)   # nobody:nogroup, CRLF
     write("/etc/old-rdma.conf", b"options ib_core netns_mode=0\n", 0o644)
     os.makedirs(os.path.join(root, "var/lib"), 0o755)   # as on every node; the journal dir is ours
 
@@ -179,5 +180,12 @@ def spawn(root: str, steps: List[Dict[str, Any]], job_file: str) -> subprocess.P
 
 
 def clone(template: str, dest: str) -> str:
+    """A copy of a node tree with modes, and owners (copytree alone makes every file root's)."""
     shutil.copytree(template, dest, symlinks=True)
+    for d, dirs, names in os.walk(template):
+        for n in dirs + names:
+            src = os.path.join(d, n)
+            st = os.lstat(src)
+            if (st.st_uid, st.st_gid) != (0, 0):
+                os.lchown(os.path.join(dest, os.path.relpath(src, template)), st.st_uid, st.st_gid)
     return dest

@@ -162,6 +162,11 @@ def _gen(changes, gid=1, status="applied"):
     (_journal({"file:/etc/x": {"value": {"content": 5}, "generation": 1, "seq": 0}}), "'content' must be a str"),
     (_journal({"file:/etc/x": {"value": {"content": "", "mode": "rwx"}, "generation": 1, "seq": 0}}),
      "mode 'rwx' is not an octal mode"),
+    (_journal({"file:/etc/x": {"value": {"content": "", "encoding": "rot13"}, "generation": 1, "seq": 0}}),
+     "file encoding 'rot13' is not base64"),
+    (_journal({"file:/etc/x": {"value": {"content": "", "uid": -1}, "generation": 1, "seq": 0}}), "file uid -1 is not an id"),
+    (_journal({"file:/etc/x": {"value": {"content": "", "gid": "root"}, "generation": 1, "seq": 0}}),
+     "file field 'gid' must be a int"),
     (_journal({}, [_gen([], status="done")]), "status 'done'"),
     (_journal({}, [_gen([]), _gen([])], 3), "id 1 appears twice"),
     (_journal({}, [_gen([])], 1), "not below next_generation"),
@@ -187,6 +192,9 @@ def test_a_journal_the_collection_writes_passes_its_own_validation(host):
     j = Journal(host, JDIR)
     g = j.begin("m", _plan(("dir:/etc/ucx", False, True),
                            ("file:/etc/ucx/ucx.conf", None, {"content": "x\n", "mode": "0644", "notify": "u"}),
+                           ("file:/etc/bin.conf", {"content": "/w==", "encoding": "base64", "mode": "0640",
+                                                   "uid": 65534, "gid": 65534, "selinux": "system_u:object_r:etc_t:s0"},
+                            {"content": "x", "mode": "0644"}),
                            ("nic:data0:mtu", 1500, 9000), ("pkg:rdma-core", "absent", "installed")))
     j.commit(g)
     again = Journal(host, JDIR)
