@@ -10,7 +10,7 @@ import re
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _files
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _kmodfiles
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
@@ -20,6 +20,10 @@ DEFAULT_FILE = "/etc/sysctl.d/90-hpcnet-rdma.conf"
 # reads /etc/sysctl.conf after them.
 SEARCH_DIRS = ("/etc/sysctl.d", "/run/sysctl.d", "/usr/local/lib/sysctl.d", "/usr/lib/sysctl.d", "/lib/sysctl.d")
 SYSCTL_CONF = "/etc/sysctl.conf"
+# Where the file this collection owns may live: the admin's persistent sysctl.d directories.
+# /run/sysctl.d does not survive a reboot; /usr/lib/sysctl.d and /lib/sysctl.d are the packages'.
+FILE_DIRS = ("/etc/sysctl.d", "/usr/local/lib/sysctl.d")
+_FILE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@+-]*\.conf$")
 
 # Tunables this collection knows: kind ("int", "ints:N", "str") and scope ("netns": each network
 # namespace has its own copy; "global": one per kernel).  A known key that is absent or read-only
@@ -68,17 +72,85 @@ CATALOG: Dict[str, Tuple[str, str]] = {
 
 _KEY_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@+\-/]*$")
 _INT_RE = re.compile(r"^-?[0-9]+$")
+_SWAP = str.maketrans("./", "/.")
+# String sysctls whose values the kernel names somewhere: a list in /proc, and the modules it
+# loads on write (tcp_NAME, sch_NAME).  tcp_diag is socket monitoring, not a congestion control.
+# Qdiscs net/sched/sch_api.c registers in every kernel with CONFIG_NET_SCHED.
+CORE_QDISCS = ("pfifo_fast", "pfifo", "bfifo", "pfifo_head_drop", "mq", "noqueue")
+_OFFERED = {
+    "net.ipv4.tcp_congestion_control": ("/proc/sys/net/ipv4/tcp_available_congestion_control", ("reno",),
+                                        "tcp_", ("diag", "probe")),
+    "net.core.default_qdisc": (None, CORE_QDISCS, "sch_", ()),
+}
+
+
+def canonical_key(key: str) -> str:
+    """The dotted spelling of a sysctl name.  sysctl.d(5): when the first separator is a slash,
+    the remaining slashes and dots are swapped (``net/ipv4/conf/eth0.100/rp_filter`` is
+    ``net.ipv4.conf.eth0/100.rp_filter``)."""
+    first = re.search(r"[./]", key)
+    return key.translate(_SWAP) if first and first.group() == "/" else key
 
 
 def normalize_key(key: str) -> str:
     if not isinstance(key, str) or not _KEY_RE.match(key) or ".." in key or "//" in key:
         raise ValueError("sysctls: key %r is not a sysctl name (letters, digits, '_', '-', "
                          "separated by '.' or '/')" % (key,))
-    return key.replace("/", ".") if "." not in key else key
+    out = canonical_key(key)
+    if any(part == "" or set(part) == {"/"} for part in out.split(".")):
+        raise ValueError("sysctls: key %r is not a sysctl name (an empty or '.' component)" % (key,))
+    return out
+
+
+def normalize_keys(sysctls: Dict[str, Any]) -> Dict[str, Any]:
+    """The mapping with canonical keys; ValueError naming both spellings of one sysctl."""
+    out: Dict[str, Any] = {}
+    given: Dict[str, str] = {}
+    for key, value in sysctls.items():
+        name = normalize_key(key)
+        if name in given:
+            raise ValueError("sysctls: %r and %r are the same sysctl %s; give it once" % (given[name], key, name))
+        given[name] = key
+        out[name] = value
+    return out
+
+
+def check_file(path: str) -> str:
+    """The normalised path of the sysctl.d file to own; ValueError unless it is a plain NAME.conf
+    directly in one of :data:`FILE_DIRS`."""
+    norm, reason = "", None
+    if not isinstance(path, str) or not path.startswith("/"):
+        reason = "is not an absolute path"
+    elif ".." in path.split("/"):
+        reason = "has a '..' component"
+    else:
+        try:
+            norm = _files.normal_path(path)
+        except ValueError:
+            reason = "is not a file path (a control character, or ending in '/')"
+    reason = reason or _file_problem(norm)
+    if reason is None:
+        return norm
+    raise ValueError("file: %r %s; allowed: a NAME.conf directly in %s (/run/sysctl.d does not survive a "
+                     "reboot, /usr/lib/sysctl.d and /lib/sysctl.d belong to the packages)"
+                     % (path, reason, " or ".join(FILE_DIRS)))
+
+
+def _file_problem(path: str) -> Optional[str]:
+    directory, _sep, name = path.rpartition("/")
+    if directory not in FILE_DIRS:
+        return "is not in a sysctl.d directory this collection writes"
+    if name.startswith("."):
+        return "is hidden: systemd-sysctl skips it"
+    if not name.endswith(".conf"):
+        return "does not end in .conf, so systemd-sysctl would not read it"
+    if not _FILE_NAME.match(name):
+        return "is not a plain file name (letters, digits, '_', '-', '.', '@', '+')"
+    return None
 
 
 def proc_path(key: str) -> str:
-    return "/proc/sys/" + key.replace(".", "/")
+    return "/proc/sys/" + key.translate(_SWAP)
 
 
 def scope_of(key: str) -> str:
@@ -89,14 +161,20 @@ def scope_of(key: str) -> str:
     return "global"
 
 
-def normalize_value(key: str, value: Any) -> str:
-    """One canonical text per value: list/int/str → whitespace-collapsed string."""
+def normalize_value(key: str, value: Any, numeric: bool = False) -> str:
+    """One canonical text per value: list/int/str → whitespace-collapsed string.  A control
+    character is refused (a value is one line of a sysctl.d file); a tab only separates the
+    numbers of a ``numeric`` key, as the kernel prints them."""
     if isinstance(value, bool):
         raise ValueError("sysctls.%s: value %r is a boolean; give 0 or 1" % (key, value))
     if isinstance(value, (list, tuple)):
         text = " ".join(str(v) for v in value)
     else:
         text = str(value)
+    bad = [ch for ch in text if (ord(ch) < 0x20 or ord(ch) == 0x7f) and not (numeric and ch == "\t")]
+    if bad:
+        raise ValueError("sysctls.%s: value %r has a control character (%r); a sysctl value is one line "
+                         "of printable text" % (key, text, bad[0]))
     text = " ".join(text.split())
     if text == "":
         raise ValueError("sysctls.%s: value is empty" % key)
@@ -124,6 +202,23 @@ def check_value(key: str, value: str, current: Optional[str]) -> None:
     if len(tokens) != count:
         raise ValueError("sysctls.%s: value %r has %d number(s); allowed: %s"
                          % (key, value, len(tokens), _describe(count)))
+
+
+def check_offered(key: str, value: str, obs: Dict[str, Any], mode: str) -> Optional[str]:
+    """Refuse a string value the running kernel does not offer (ValueError); a warning when that
+    cannot be known here, or in persist mode, where the kernel that boots the file may differ."""
+    known = obs.get("offered")
+    if not known or value == obs.get("value") or value in known["names"]:
+        return None
+    if not known["complete"]:
+        return ("sysctl %s: %r not checked against the kernel: %s; the kernel refuses it when written if it "
+                "has none" % (key, value, known["why"]))
+    allowed = ", ".join(known["names"])
+    if mode == "persist":
+        return ("sysctl %s: %r is not offered by the running kernel (it offers %s); persisted anyway, as the "
+                "kernel this file boots may offer it" % (key, value, allowed))
+    raise ValueError("sysctls.%s: %r is not offered by this kernel; allowed: %s (what it lists and the "
+                     "modules it can load)" % (key, value, allowed))
 
 
 def _describe(count: int) -> str:
@@ -163,7 +258,43 @@ def observe(host: Host, keys: List[str]) -> Dict[str, Dict[str, Any]]:
             "writable": exists and host.proc_writable(path),
             "value": read_value(host, key) if exists else None,
         }
+        if key in _OFFERED:
+            out[key]["offered"] = offered(host, key)
     return out
+
+
+def _kernel_modules(host: Host) -> Tuple[Optional[List[str]], str]:
+    """Every module the running kernel has or can load (modules.dep + modules.builtin), or None
+    and why it cannot be told."""
+    release = (host.read("/proc/sys/kernel/osrelease") or "").strip()
+    if not release or "/" in release:
+        return None, "the running kernel's release (/proc/sys/kernel/osrelease) is unknown"
+    base = "/lib/modules/%s/" % release
+    dep = host.read(base + "modules.dep")
+    if dep is None:
+        return None, "%smodules.dep is not readable, so which modules could provide it is unknown" % base
+    names = set(_kmodfiles.parse_modules_dep(dep))
+    names.update(_kmodfiles.parse_modules_builtin(host.read(base + "modules.builtin") or ""))
+    return sorted(names), ""
+
+
+def offered(host: Host, key: str) -> Dict[str, Any]:
+    """What the running kernel accepts for a string sysctl of :data:`_OFFERED`: the names it lists
+    plus the modules it would load on write; ``complete`` False when that cannot be known here."""
+    listing, core, prefix, skip = _OFFERED[key]
+    names = set(core)
+    complete = True
+    why = ""
+    if listing is not None:
+        text = host.read(listing) if host.exists(listing) else None
+        if text is None:
+            complete, why = False, "%s is not readable here" % listing
+        names.update((text or "").split())
+    modules, mod_why = _kernel_modules(host)
+    if modules is None:
+        complete, why = False, mod_why
+    names.update(m[len(prefix):] for m in modules or [] if m.startswith(prefix) and m[len(prefix):] not in skip)
+    return {"names": sorted(names), "complete": complete, "why": why}
 
 
 def boot_files(host: Host, our_file: str) -> Dict[str, str]:
@@ -197,9 +328,7 @@ def parse_conf(text: str) -> List[Tuple[str, str]]:
         if not line or line[0] in "#;" or "=" not in line:
             continue
         key, value = line.split("=", 1)
-        key = key.strip().lstrip("-").strip()
-        if "." not in key:
-            key = key.replace("/", ".")
+        key = canonical_key(key.strip().lstrip("-").strip())
         pairs.append((key, " ".join(value.split())))
     return pairs
 
@@ -230,17 +359,21 @@ def plan(desired_raw: Dict[str, Any], observed: Dict[str, Dict[str, Any]], mode:
          journal_dir: str) -> Dict[str, Any]:
     """Validate and plan.  Raises ValueError (bad input or refused key) before any change.
 
-    Returns ``{"plan", "previous", "unsettable", "desired"}``.
+    Returns ``{"plan", "previous", "unsettable", "desired", "warnings"}``.
     """
     desired: Dict[str, str] = {}
+    warnings: List[str] = []
     for key in desired_raw:
         obs = observed[key]
         if not obs["exists"] and key not in CATALOG:
             raise ValueError("sysctls: unknown key %r: %s does not exist on this node and it is not "
                              "a tunable this collection knows (e.g. net.core.rmem_max, net.ipv4.tcp_rmem)"
                              % (key, proc_path(key)))
-        value = normalize_value(key, desired_raw[key])
+        value = normalize_value(key, desired_raw[key], numeric=_kind(key, obs["value"]) != "str")
         check_value(key, value, obs["value"])
+        warning = check_offered(key, value, obs, mode)
+        if warning:
+            warnings.append(warning)
         desired[key] = value
 
     p = Plan()
@@ -269,4 +402,4 @@ def plan(desired_raw: Dict[str, Any], observed: Dict[str, Dict[str, Any]], mode:
         after = _files.owned(render_file("sysctl_tuning", journal_dir, desired))
         previous["file:" + file_path] = file_before
         p.add("file:" + file_path, file_before, after)
-    return {"plan": p, "previous": previous, "unsettable": unsettable, "desired": desired}
+    return {"plan": p, "previous": previous, "unsettable": unsettable, "desired": desired, "warnings": warnings}

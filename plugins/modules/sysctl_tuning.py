@@ -24,12 +24,20 @@ description:
 options:
   sysctls:
     description:
-      - Mapping of sysctl name (dotted, or slash-separated) to the wanted value.
-      - Values are integers, strings, or lists for multi-value keys.
+      - Mapping of sysctl name (dotted, or slash-separated as in sysctl.d(5)) to the wanted value; one
+        sysctl given in both forms is refused.
+      - Values are integers, strings, or lists for multi-value keys; a control character is refused.
+      - C(net.ipv4.tcp_congestion_control) and C(net.core.default_qdisc) must be offered by the
+        running kernel (listed by it, or a C(tcp_NAME) or C(sch_NAME) module it can load); when that
+        cannot be told (no C(/lib/modules) for the running kernel) or in O(mode=persist) it is a warning.
     type: dict
     required: true
   file:
-    description: The sysctl.d file this collection owns and rewrites completely.
+    description:
+      - The sysctl.d file this collection owns and rewrites completely.
+      - A plain C(NAME.conf) directly in C(/etc/sysctl.d) or C(/usr/local/lib/sysctl.d); C(//) and
+        C(/./) are collapsed, C(..), hidden names and other directories are refused (C(/run/sysctl.d)
+        does not survive a reboot, C(/usr/lib/sysctl.d) belongs to the packages).
     type: path
     default: /etc/sysctl.d/90-hpcnet-rdma.conf
   on_unsettable:
@@ -136,24 +144,30 @@ def run(module, host: Host) -> dict:
     params = module.params
     if not params["sysctls"]:
         module.fail_json(msg="sysctls: at least one key is required")
+    try:
+        file_path = _sysctl.check_file(params["file"])
+        raw = _sysctl.normalize_keys(params["sysctls"])
+    except ValueError as e:
+        module.fail_json(msg=str(e))
     engine = Engine(module, host, params["journal_dir"], domains=(_sysctl.DOMAINS,))
     extra = {"unsettable": [], "sysctls": {}}
 
     def build():
-        keys = [_sysctl.normalize_key(k) for k in params["sysctls"]]
-        raw = dict(zip(keys, params["sysctls"].values()))
+        keys = list(raw)
         in_container = host.in_container() if params["context"] == "auto" else params["context"] == "container"
         planned = _sysctl.plan(
             raw, _sysctl.observe(host, keys), params["mode"], in_container, params["on_unsettable"],
-            params["file"], host.file_state(params["file"]), params["journal_dir"])
+            file_path, host.file_state(file_path), params["journal_dir"])
         extra["unsettable"] = planned["unsettable"]
         extra["sysctls"] = planned["desired"]
         if params["mode"] != "runtime":
-            for warning in _sysctl.boot_overrides(params["file"], planned["desired"],
-                                                  _sysctl.boot_files(host, params["file"])):
+            for warning in _sysctl.boot_overrides(file_path, planned["desired"],
+                                                  _sysctl.boot_files(host, file_path)):
                 module.warn(warning)
         for u in planned["unsettable"]:
             module.warn("sysctl %s not settable here: %s" % (u["key"], u["reason"]))
+        for warning in planned["warnings"]:
+            module.warn(warning)
         return planned["plan"], planned["previous"]
 
     return engine.run("sysctl_tuning", build, extra)

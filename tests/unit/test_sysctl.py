@@ -4,9 +4,15 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 from __future__ import annotations
 
+import os
+import re
+
 import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _sysctl
+from ansible_collections.hpcnet.rdma.plugins.modules import sysctl_tuning
+
+from .conftest import Failed, FakeModule
 
 F = _sysctl.DEFAULT_FILE
 J = "/var/lib/hpcnet-rdma"
@@ -111,3 +117,127 @@ def test_boot_files_follow_systemd_precedence(node):
     node.write("/etc/sysctl.conf", "c = 1\n")
     files = _sysctl.boot_files(node.host(), F)
     assert list(files) == ["/etc/sysctl.d/50-default.conf", "/run/sysctl.d/99-late.conf", "/etc/sysctl.conf"]
+
+
+# --------------------------------------------------------------------------- the module: file, keys, values
+def run(node, check=False, **params):
+    params.setdefault("context", "host")
+    return sysctl_tuning.run(FakeModule(sysctl_tuning.ARGUMENT_SPEC, params, check_mode=check), node.host())
+
+
+@pytest.fixture
+def kernel(node):
+    node.sysctl("net.ipv4.tcp_sack", "1")
+    node.sysctl("net.ipv4.tcp_congestion_control", "cubic")
+    node.sysctl("net.ipv4.tcp_available_congestion_control", "reno cubic", writable=False)
+    node.sysctl("net.core.default_qdisc", "pfifo_fast")
+    node.sysctl("kernel.osrelease", "6.1.0-test", writable=False)
+    node.write("/lib/modules/6.1.0-test/modules.dep",
+               "kernel/net/ipv4/tcp_bbr.ko.xz:\nkernel/net/ipv4/tcp_diag.ko.xz: kernel/net/ipv4/inet_diag.ko.xz\n"
+               "kernel/net/sched/sch_fq.ko.xz:\n")
+    node.write("/lib/modules/6.1.0-test/modules.builtin", "kernel/net/sched/sch_fq_codel.ko\n")
+    node.write("/etc/passwd", "root:x:0:0:root:/root:/bin/bash\n")
+    return node
+
+
+@pytest.mark.parametrize("path, message", [
+    ("/etc/sysctl.d/../../tmp/x/evil.conf", "has a '..'"),
+    ("/etc/passwd", "is not in a sysctl.d directory"),
+    ("/etc/sysctl.d/90-hpcnet", "does not end in .conf"),
+    ("/etc/sysctl.d/sub/90-x.conf", "is not in a sysctl.d directory"),
+    ("/usr/lib/sysctl.d/90-x.conf", "is not in a sysctl.d directory"),
+    ("/run/sysctl.d/90-x.conf", "is not in a sysctl.d directory"),
+    ("/etc/sysctl.d/.90-x.conf", "is hidden"),
+    ("/etc/sysctl.d/90 x.conf", "is not a plain file name"),
+    ("etc/sysctl.d/90-x.conf", "is not an absolute path"),
+])
+@pytest.mark.parametrize("check", [True, False])
+def test_file_outside_sysctl_d_is_refused_before_anything(kernel, path, message, check):
+    before = kernel.snapshot()
+    with pytest.raises(Failed, match="^file: .*%s.*allowed: a NAME.conf directly in /etc/sysctl.d or "
+                                     "/usr/local/lib/sysctl.d" % re.escape(message)):
+        run(kernel, check=check, file=path, sysctls={"net.ipv4.tcp_sack": 0})
+    assert kernel.snapshot() == before
+    assert not os.path.exists(kernel.path("/tmp"))
+
+
+def test_file_is_normalised(kernel):
+    out = run(kernel, file="//etc/sysctl.d/./91-site.conf", sysctls={"net.ipv4.tcp_sack": 0})
+    assert [c["key"] for c in out["changes"]] == [
+        "sysctl:net.ipv4.tcp_sack", "dir:/etc/sysctl.d", "file:/etc/sysctl.d/91-site.conf"]
+    assert kernel.read("/etc/sysctl.d/91-site.conf").endswith("net.ipv4.tcp_sack = 0\n")
+
+
+@pytest.mark.parametrize("value", ["cubic\nkernel.panic=1", "cubic\r", "cu\tbic", "cubic\x00", "cubic\x7f"])
+def test_control_characters_in_a_value_are_refused(kernel, value):
+    before = kernel.snapshot()
+    with pytest.raises(Failed, match=r"^sysctls.net.ipv4.tcp_congestion_control: value .* has a control character"):
+        run(kernel, sysctls={"net.ipv4.tcp_congestion_control": value})
+    assert kernel.snapshot() == before
+
+
+def test_a_numeric_list_may_use_tabs_as_the_kernel_prints_it(kernel):
+    kernel.sysctl("net.ipv4.tcp_rmem", "4096\t131072\t6291456")
+    assert run(kernel, sysctls={"net.ipv4.tcp_rmem": "4096\t87380\t6291456"})["sysctls"] == {
+        "net.ipv4.tcp_rmem": "4096 87380 6291456"}
+
+
+@pytest.mark.parametrize("key, value, error", [
+    ("net.ipv4.tcp_congestion_control", "bbr", None),         # tcp_bbr.ko: the kernel loads it on write
+    ("net.ipv4.tcp_congestion_control", "reno", None),
+    ("net.ipv4.tcp_congestion_control", "diag", "'diag' is not offered by this kernel; allowed: bbr, cubic, reno"),
+    ("net.ipv4.tcp_congestion_control", "westwood", "'westwood' is not offered by this kernel; allowed: bbr, cubic, reno"),
+    ("net.core.default_qdisc", "fq", None),
+    ("net.core.default_qdisc", "fq_codel", None),
+    ("net.core.default_qdisc", "pfifo_fast", None),
+    ("net.core.default_qdisc", "cake", "'cake' is not offered by this kernel; allowed: bfifo, fq, fq_codel, mq, "),
+])
+def test_string_values_are_checked_against_what_the_kernel_offers(kernel, key, value, error):
+    if error is None:
+        assert run(kernel, sysctls={key: value})["sysctls"] == {key: value}
+        assert kernel.read(_sysctl.proc_path(key)).strip() == value
+        return
+    before = kernel.snapshot()
+    with pytest.raises(Failed, match="^sysctls.%s: %s" % (re.escape(key), re.escape(error))):
+        run(kernel, sysctls={key: value})
+    assert kernel.snapshot() == before
+
+
+def test_without_the_module_list_an_unknown_string_is_written_and_reported_unchecked(kernel):
+    os.unlink(kernel.path("/lib/modules/6.1.0-test/modules.dep"))
+    m = FakeModule(sysctl_tuning.ARGUMENT_SPEC, {"sysctls": {"net.core.default_qdisc": "cake"}, "context": "host"})
+    sysctl_tuning.run(m, kernel.host())
+    assert kernel.read("/proc/sys/net/core/default_qdisc").strip() == "cake"
+    assert sorted(set(w for w in m.warnings if "not checked" in w)) == [
+        "sysctl net.core.default_qdisc: 'cake' not checked against the kernel: /lib/modules/6.1.0-test/modules.dep "
+        "is not readable, so which modules could provide it is unknown; the kernel refuses it when written if "
+        "it has none"]
+
+
+def test_persist_mode_only_warns_about_a_value_the_running_kernel_lacks(kernel):
+    m = FakeModule(sysctl_tuning.ARGUMENT_SPEC, {"sysctls": {"net.core.default_qdisc": "cake"}, "context": "host",
+                                                 "mode": "persist"})
+    sysctl_tuning.run(m, kernel.host())
+    assert kernel.read(_sysctl.DEFAULT_FILE).endswith("net.core.default_qdisc = cake\n")
+    assert any("'cake' is not offered by the running kernel" in w and "the kernel this file boots" in w
+               for w in m.warnings)
+
+
+@pytest.mark.parametrize("sysctls, names", [
+    ({"net.ipv4.tcp_sack": 0, "net/ipv4/tcp_sack": 1}, "'net.ipv4.tcp_sack' and 'net/ipv4/tcp_sack'"),
+    ({"net/ipv4/tcp_sack": 0, "net.ipv4.tcp_sack": 0}, "'net/ipv4/tcp_sack' and 'net.ipv4.tcp_sack'"),
+])
+def test_one_sysctl_in_dotted_and_slash_form_names_both(kernel, sysctls, names):
+    with pytest.raises(Failed, match="^sysctls: %s are the same sysctl net.ipv4.tcp_sack; give it once"
+                                     % re.escape(names)):
+        run(kernel, sysctls=sysctls)
+
+
+@pytest.mark.parametrize("key, canonical, path", [
+    ("net/ipv4/conf/eth0.100/rp_filter", "net.ipv4.conf.eth0/100.rp_filter", "/proc/sys/net/ipv4/conf/eth0.100/rp_filter"),
+    ("net.ipv4.conf.eth0/100.rp_filter", "net.ipv4.conf.eth0/100.rp_filter", "/proc/sys/net/ipv4/conf/eth0.100/rp_filter"),
+    ("net/ipv4/tcp_sack", "net.ipv4.tcp_sack", "/proc/sys/net/ipv4/tcp_sack"),
+])
+def test_slash_form_swaps_dots_and_slashes_as_sysctl_d_says(key, canonical, path):
+    assert _sysctl.normalize_key(key) == canonical
+    assert _sysctl.proc_path(canonical) == path
