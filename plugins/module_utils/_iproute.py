@@ -2,14 +2,14 @@
 # Copyright (c) 2026 hpcnet.rdma contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""iproute2's ``ip``: its argv table, the parsers of ``ip -j link`` / ``ip -j addr``, and the
-network interfaces of the node (``/sys/class/net``)."""
+"""iproute2's ``ip``: its argv table, the parsers of ``ip -j link`` / ``ip -j addr`` /
+``ip -j route get``, and the network interfaces of the node (``/sys/class/net``)."""
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError, load_json_list
 from ansible_collections.hpcnet.rdma.plugins.module_utils._runner import Tool
 
@@ -26,15 +26,21 @@ def parse_ip_link_json(text: str) -> List[Dict[str, Any]]:
     """Parse ``ip -j -d link show`` into one dict per interface, in the order printed.
 
     Keys: ifname, ifindex, mtu, min_mtu, max_mtu, operstate, address, permaddr, link_type,
-    flags (list), master, kind (``linkinfo.info_kind``), parentbus, parentdev, numtxqueues,
-    numrxqueues.  Anything the tool did not print is None (flags: []); min_mtu, max_mtu,
-    parentbus, parentdev and the queue counts need ``-d``.
+    flags (list), master, kind (``linkinfo.info_kind``), slave_kind (``linkinfo.info_slave_kind``:
+    ``bridge``, ``bond`` for a port), link, link_index, link_netnsid, parentbus, parentdev,
+    numtxqueues, numrxqueues.  Anything the tool did not print is None (flags: []); min_mtu,
+    max_mtu, kind, slave_kind, parentbus, parentdev and the queue counts need ``-d``.
+
+    ``link`` names the device this one sits on (a VLAN's or macvlan's lower device) or, for a
+    veth, its peer, when that device is in the same network namespace; otherwise ip prints
+    ``link_index`` (and ``link_netnsid``) instead.
     """
     tool = "ip -j link"
     result = []  # type: List[Dict[str, Any]]
     for item in _load_json_list(text, tool):
         linkinfo = item.get("linkinfo")
         kind = linkinfo.get("info_kind") if isinstance(linkinfo, dict) else None
+        slave_kind = linkinfo.get("info_slave_kind") if isinstance(linkinfo, dict) else None
         flags = item.get("flags")
         result.append({
             "ifname": item["ifname"],
@@ -49,6 +55,10 @@ def parse_ip_link_json(text: str) -> List[Dict[str, Any]]:
             "flags": list(flags) if isinstance(flags, list) else [],
             "master": item.get("master"),
             "kind": kind,
+            "slave_kind": slave_kind,
+            "link": item.get("link"),
+            "link_index": item.get("link_index"),
+            "link_netnsid": item.get("link_netnsid"),
             "parentbus": item.get("parentbus"),
             "parentdev": item.get("parentdev"),
             # iproute2 prints "num_tx_queues" in JSON ("numtxqueues" in text mode); accept both
@@ -78,12 +88,33 @@ def parse_ip_addr_json(text: str) -> Dict[str, List[Dict[str, Any]]]:
     return result
 
 
+def parse_ip_route_get_json(text: str) -> Dict[str, Any]:
+    """Parse ``ip -j route get ADDR`` into ``{"dst", "dev", "type", "gateway", "prefsrc"}``.
+
+    ``dev`` is the interface the node sends to ``dst`` through; ``type`` is ``"local"`` when
+    ``dst`` is one of the node's own addresses (then ``dev`` is ``lo``), else None (a unicast
+    route).  Anything not printed is None.
+    """
+    tool = "ip -j route get"
+    data = load_json_list(text, tool, "routes")
+    if not data:
+        raise ParseError("%s: no route printed" % tool)
+    item = data[0]
+    if not isinstance(item.get("dev"), str):
+        raise ParseError("%s: the route has no 'dev' field" % tool)
+    return {"dst": item.get("dst"), "dev": item["dev"], "type": item.get("type"),
+            "gateway": item.get("gateway"), "prefsrc": item.get("prefsrc")}
+
+
 # --------------------------------------------------------------------------- the tool
 IP = Tool("ip", {
     "links": ["-j", "-d", "link", "show"],
     "addrs": ["-j", "addr", "show"],
+    "route_get": ["-j", "route", "get", "{address}"],
+    "route_get_oif": ["-j", "route", "get", "{address}", "oif", "{ifname}"],
     "set_mtu": ["link", "set", "dev", "{ifname}", "mtu", "{mtu}"],
-}, parsers={"links": parse_ip_link_json, "addrs": parse_ip_addr_json})
+}, parsers={"links": parse_ip_link_json, "addrs": parse_ip_addr_json,
+            "route_get": parse_ip_route_get_json, "route_get_oif": parse_ip_route_get_json})
 
 
 def links(host: Host) -> List[Dict[str, Any]]:
@@ -94,6 +125,26 @@ def links(host: Host) -> List[Dict[str, Any]]:
 def addrs(host: Host) -> Dict[str, List[Dict[str, Any]]]:
     """``{ifname: [addresses]}`` as :func:`parse_ip_addr_json` returns it (``ip -j addr show``)."""
     return IP.call(host, "addrs")
+
+
+def route_get(host: Host, address: str, oif: Optional[str] = None) -> Tuple[Optional[Dict[str, Any]], str]:
+    """The route the node takes to ``address`` (through ``oif`` when given: a link-local address
+    needs its interface), as :func:`parse_ip_route_get_json` returns it, and ``""``; or None and
+    the reason when there is none (unreachable, no ``ip``, unparsable output).  Never raises:
+    a missing route is an answer here, not a failure."""
+    try:
+        if oif:
+            rc, out, err = IP.run(host, "route_get_oif", address=address, ifname=oif)
+        else:
+            rc, out, err = IP.run(host, "route_get", address=address)
+    except HostError as e:
+        return None, str(e)
+    if rc != 0:
+        return None, (err or out).strip() or "ip route get exited %d" % rc
+    try:
+        return parse_ip_route_get_json(out), ""
+    except ParseError as e:
+        return None, str(e)
 
 
 def set_mtu(host: Host, ifname: str, mtu: int) -> None:

@@ -7,11 +7,12 @@ output, the argv table, and the interface helpers on a fake node."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _iproute
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
 
 from .conftest import fixture, mlx5, veth
@@ -20,7 +21,8 @@ from .conftest import fixture, mlx5, veth
 # --------------------------------------------------------------------------- ip -j -d link
 
 LINK_KEYS = {"ifname", "ifindex", "mtu", "min_mtu", "max_mtu", "operstate", "address", "permaddr", "link_type",
-             "flags", "master", "kind", "parentbus", "parentdev", "numtxqueues", "numrxqueues"}
+             "flags", "master", "kind", "slave_kind", "link", "link_index", "link_netnsid", "parentbus", "parentdev",
+             "numtxqueues", "numrxqueues"}
 
 
 @pytest.mark.parametrize("name, ifname, subset", [
@@ -46,6 +48,20 @@ LINK_KEYS = {"ifname", "ifindex", "mtu", "min_mtu", "max_mtu", "operstate", "add
     ("ip-link.veth.captured.json", "v0", {
         "ifindex": 3, "kind": "veth", "mtu": 1500, "min_mtu": 68, "max_mtu": 65535, "operstate": "UP",
         "numtxqueues": 2, "numrxqueues": 2, "parentbus": None}),
+    # how the devices stack: a bridge port (master, slave_kind), a veth's peer in the same netns
+    # (link), a macvlan on it (link), a veth whose peer is in another netns (link_index only)
+    ("ip-link.bridge-macvlan.captured.json", "v1", {
+        "master": "br0", "slave_kind": "bridge", "kind": "veth", "link": "v0", "link_index": None}),
+    ("ip-link.bridge-macvlan.captured.json", "v0", {
+        "master": None, "slave_kind": None, "kind": "veth", "link": "v1", "mtu": 9000}),
+    ("ip-link.bridge-macvlan.captured.json", "br0", {"kind": "bridge", "link": None, "master": None}),
+    ("ip-link.bridge-macvlan.captured.json", "mv0", {"kind": "macvlan", "link": "v0", "mtu": 1500}),
+    ("ip-link.veth-peer-netns.captured.json", "p0", {
+        "kind": "veth", "link": None, "link_index": 2, "link_netnsid": 0}),
+    ("ip-link.multi.json", "veth0", {"link": None, "link_index": 2, "link_netnsid": 0}),
+    ("ip-link.vlan.json", "ens1f0np0.100", {"kind": "vlan", "link": "ens1f0np0", "mtu": 9000, "min_mtu": 0}),
+    ("ip-link.vlan.json", "bond0.200", {"kind": "vlan", "link": "bond0", "master": None}),
+    ("ip-link.vlan.json", "ens1f1np1", {"master": "bond0", "slave_kind": "bond", "link": None}),
 ])
 def test_ip_link_fixtures(name, ifname, subset):
     links = {link["ifname"]: link for link in _iproute.parse_ip_link_json(fixture(name))}
@@ -96,6 +112,58 @@ def test_ip_addr_skips_entries_without_local():
     assert _iproute.parse_ip_addr_json(text) == {"eth0": [{"family": "inet", "local": "10.0.0.1", "prefixlen": 24}]}
 
 
+# --------------------------------------------------------------------------- ip -j route get
+
+ROUTE_KEYS = {"dst", "dev", "type", "gateway", "prefsrc"}
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("ip-route-get.local.captured.json",
+     {"dst": "10.9.0.1", "dev": "lo", "type": "local", "gateway": None, "prefsrc": "10.9.0.1"}),
+    ("ip-route-get.br0.captured.json",
+     {"dst": "10.9.0.5", "dev": "br0", "type": None, "gateway": None, "prefsrc": "10.9.0.1"}),
+    ("ip-route-get.gateway.captured.json",
+     {"dst": "198.51.100.1", "dev": "br0", "type": None, "gateway": "10.9.0.254", "prefsrc": "10.9.0.1"}),
+    ("ip-route-get.fe80-oif.captured.json",
+     {"dst": "fe80::1", "dev": "mv0", "type": None, "gateway": None, "prefsrc": "fe80::aa"}),
+])
+def test_ip_route_get_fixtures(name, expected):
+    route = _iproute.parse_ip_route_get_json(fixture(name))
+    assert set(route) == ROUTE_KEYS
+    assert route == expected
+
+
+@pytest.mark.parametrize("stdout, rc, stderr, oif, expected, reason, argv", [
+    (fixture("ip-route-get.br0.captured.json"), 0, "", None, "br0", "",
+     ["ip", "-j", "route", "get", "10.9.0.5"]),
+    (fixture("ip-route-get.fe80-oif.captured.json"), 0, "", "mv0", "mv0", "",
+     ["ip", "-j", "route", "get", "fe80::1", "oif", "mv0"]),
+    ("", 2, fixture("ip-route-get.unreachable.captured.stderr.txt"), None, None,
+     "RTNETLINK answers: Network is unreachable", ["ip", "-j", "route", "get", "198.51.100.1"]),
+    ("[]", 0, "", None, None, "ip -j route get: no route printed", None),
+    ("[{\"dst\": \"10.0.0.1\"}]", 0, "", None, None, "ip -j route get: the route has no 'dev' field", None),
+])
+def test_route_get_never_raises(stdout, rc, stderr, oif, expected, reason, argv):
+    calls = []
+
+    def runner(cmd):
+        calls.append([os.path.basename(cmd[0])] + cmd[1:])
+        return rc, stdout, stderr
+
+    address = {"mv0": "fe80::1"}.get(oif or "", "198.51.100.1" if rc else "10.9.0.5")
+    host = Host(root="/nonexistent", runner=runner, bin_path=lambda name: "/usr/sbin/" + name, environ={})
+    route, why = _iproute.route_get(host, address, oif)
+    assert (route["dev"] if route else None, why) == (expected, reason)
+    if argv:
+        assert calls == [argv]
+
+
+def test_route_get_without_ip_is_an_answer():
+    host = Host(root="/nonexistent", runner=lambda argv: (0, "", ""), bin_path=lambda name: None, environ={})
+    route, why = _iproute.route_get(host, "10.0.0.1")
+    assert route is None and "required command 'ip' not found" in why
+
+
 # --------------------------------------------------------------------------- errors
 
 @pytest.mark.parametrize("func, text, tool, detail", [
@@ -106,6 +174,8 @@ def test_ip_addr_skips_entries_without_local():
     (_iproute.parse_ip_addr_json, "", "ip -j addr", "malformed JSON"),
     (_iproute.parse_ip_addr_json, '"lo"', "ip -j addr", "expected a JSON list"),
     (_iproute.parse_ip_addr_json, '[{"ifname": "lo", "addr_info": "x"}]', "ip -j addr", "addr_info"),
+    (_iproute.parse_ip_route_get_json, "{", "ip -j route get", "malformed JSON"),
+    (_iproute.parse_ip_route_get_json, '{"dev": "lo"}', "ip -j route get", "expected a JSON list"),
 ])
 def test_parse_errors_name_the_tool(func, text, tool, detail):
     with pytest.raises(ParseError) as excinfo:
@@ -122,7 +192,7 @@ def test_parse_error_is_a_value_error():
 
 
 @pytest.mark.parametrize("func", [
-    _iproute.parse_ip_link_json, _iproute.parse_ip_addr_json,
+    _iproute.parse_ip_link_json, _iproute.parse_ip_addr_json, _iproute.parse_ip_route_get_json,
 ])
 def test_non_text_input_raises_parse_error(func):
     with pytest.raises(ParseError):
@@ -135,6 +205,9 @@ def test_non_text_input_raises_parse_error(func):
     ("links", {}, ["ip", "-j", "-d", "link", "show"]),
     ("addrs", {}, ["ip", "-j", "addr", "show"]),
     ("set_mtu", {"ifname": "data0", "mtu": 9000}, ["ip", "link", "set", "dev", "data0", "mtu", "9000"]),
+    ("route_get", {"address": "10.0.0.1"}, ["ip", "-j", "route", "get", "10.0.0.1"]),
+    ("route_get_oif", {"address": "fe80::1", "ifname": "mgmt0"},
+     ["ip", "-j", "route", "get", "fe80::1", "oif", "mgmt0"]),
 ])
 def test_argv_table(action, values, argv):
     assert _iproute.IP.argv(action, **values) == argv
