@@ -56,7 +56,7 @@ options:
         default: present
 attributes:
   diff_mode:
-    details: Shows each file before and after.
+    details: Shows each file before and after; the new content given in O(files[].content) is masked (no_log).
 extends_documentation_fragment:
   - hpcnet.rdma.attributes
   - hpcnet.rdma.journal
