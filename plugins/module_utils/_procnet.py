@@ -2,12 +2,14 @@
 # Copyright (c) 2026 hpcnet.rdma contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Parsers of the kernel's network statistics files: /proc/net/softnet_stat (hex columns, one row
-per CPU) and /proc/net/snmp or /proc/net/netstat (header/value line pairs).  Files, not tools:
-the callers read them through the Host."""
+"""Parsers of the kernel's network files: /proc/net/softnet_stat (hex columns, one row per CPU),
+/proc/net/snmp or /proc/net/netstat (header/value line pairs) and /proc/net/tcp, tcp6 (one
+socket per line).  Files, not tools: the callers read them through the Host."""
 from __future__ import annotations
 
-from typing import Dict, List
+import ipaddress
+import sys
+from typing import Any, Dict, List
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError, split_lines
 
@@ -52,4 +54,37 @@ def parse_proc_net_snmp(text: str) -> Dict[str, Dict[str, int]]:
             raise ParseError("%s: non-integer value in line %r" % (tool, values)) from None
     if len(lines) % 2:
         raise ParseError("%s: header line %r has no value line" % (tool, lines[-1]))
+    return out
+
+
+TCP_ESTABLISHED = 1
+
+
+def _hex_address(text: str, byteorder: str) -> str:
+    """'0100007F' -> '127.0.0.1': the kernel prints each 32-bit word of the address in the
+    CPU's byte order (``%08X``), 1 word for IPv4, 4 for IPv6."""
+    raw = b"".join(int(text[i:i + 8], 16).to_bytes(4, byteorder) for i in range(0, len(text), 8))  # type: ignore[arg-type]
+    return str(ipaddress.ip_address(raw))
+
+
+def parse_proc_net_tcp(text: str, byteorder: str = sys.byteorder) -> List[Dict[str, Any]]:
+    """Parse /proc/net/tcp or /proc/net/tcp6 into ``[{"local", "local_port", "remote",
+    "remote_port", "state", "inode"}]`` (addresses as text, ``state`` the kernel's number:
+    1 = ESTABLISHED, 10 = LISTEN).  ``byteorder`` is the node's (the file is read there)."""
+    tool = "/proc/net/tcp"
+    out = []
+    for line in split_lines(text, tool)[1:]:
+        if not line:
+            continue
+        cols = line.split()
+        try:
+            local, lport = cols[1].split(":")
+            remote, rport = cols[2].split(":")
+            if len(local) not in (8, 32) or len(remote) != len(local):
+                raise ValueError(local)
+            out.append({"local": _hex_address(local, byteorder), "local_port": int(lport, 16),
+                        "remote": _hex_address(remote, byteorder), "remote_port": int(rport, 16),
+                        "state": int(cols[3], 16), "inode": int(cols[9])})
+        except (IndexError, ValueError):
+            raise ParseError("%s: unexpected line %r" % (tool, line)) from None
     return out
