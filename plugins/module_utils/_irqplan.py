@@ -145,7 +145,9 @@ def irqbalance_installed(host: Any) -> bool:
 # ---------------------------------------------------------------------- earlier calls' files
 def _content(state: Any) -> Optional[str]:
     text = state.get("content") if isinstance(state, dict) else None
-    return text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    if isinstance(text, bytes):
+        return text.decode("utf-8", "replace")
+    return None if text is None else _files.text(state)   # a file that is not UTF-8 is journaled base64
 
 
 def merged_banned(current: Any, names: List[str]) -> List[str]:

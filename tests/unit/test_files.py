@@ -243,3 +243,11 @@ def test_new_file_fields_pass_the_journal_validation(host, tmp_path):
 ])
 def test_same(actual, wanted, result):
     assert _files.same(actual, wanted) is result
+
+
+def test_planners_reading_an_earlier_file_see_its_text_whatever_the_encoding():
+    from ansible_collections.hpcnet.rdma.plugins.module_utils import _irqplan
+    latin1 = _files.owned(b"# \xe9t\xe9\nmlx5_comp0\n")
+    assert latin1["encoding"] == "base64"
+    assert _irqplan.merged_banned(latin1, ["mlx5_comp1"]) == ["mlx5_comp0", "mlx5_comp1"]
+    assert _irqplan.irqbalance_defaults(_irqplan._content(latin1)).startswith("# \udce9t\udce9\n")
