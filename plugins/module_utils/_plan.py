@@ -10,6 +10,7 @@ A key is ``domain:object`` — ``sysctl:net.ipv4.tcp_rmem``, ``nic:eth0:mtu``,
 """
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any, Dict, Iterator, List, Optional
 
@@ -92,6 +93,8 @@ def _file_text(state: Any) -> str:
         return ""
     if "link" in state:
         return "symlink -> %s\n" % state["link"]
+    if state.get("encoding") == "base64":   # bytes that are not UTF-8 (see _host.FileState)
+        return base64.b64decode(state.get("content", "")).decode("utf-8", "replace")
     return state.get("content", "")
 
 

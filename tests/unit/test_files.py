@@ -251,3 +251,9 @@ def test_planners_reading_an_earlier_file_see_its_text_whatever_the_encoding():
     assert latin1["encoding"] == "base64"
     assert _irqplan.merged_banned(latin1, ["mlx5_comp1"]) == ["mlx5_comp0", "mlx5_comp1"]
     assert _irqplan.irqbalance_defaults(_irqplan._content(latin1)).startswith("# \udce9t\udce9\n")
+
+
+def test_a_diff_shows_the_text_of_a_file_that_is_not_utf8():
+    from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import render_diff
+    diff = render_diff(Plan([Change("file:/etc/x.conf", _files.owned(b"caf\xe9\n"), _files.owned("caf\u00e9\n"))]))
+    assert (diff[0]["before"], diff[0]["after"]) == ("caf\ufffd\n", "caf\u00e9\n")
