@@ -68,6 +68,7 @@ RemainAfterExit=yes
 WantedBy=multi-user.target
 """
 
+
 # ---------------------------------------------------------------------- input (pure)
 def validate(entries: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
     """Check every entry's own values before the node is looked at (a cpulist is a cpulist on a NIC
@@ -166,7 +167,6 @@ def merged_policy(current: Any, entries: List[Dict[str, Any]]) -> List[Dict[str,
     mine = dict((e["interface"], e) for e in entries)
     out = [mine.pop(e["interface"], e) for e in earlier if isinstance(e, dict) and e.get("interface")]
     return out + [e for e in entries if e["interface"] in mine]
-
 
 
 def irqbalance_defaults(current: Optional[str]) -> str:

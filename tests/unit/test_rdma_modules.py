@@ -461,8 +461,9 @@ def test_stack_in_a_container_checks_module_names_before_not_possible(rnode):
 
 @pytest.mark.parametrize("mode", ["persist", "both"])
 @pytest.mark.parametrize("soft_roce, message", [
-    ([{"netdev": "a-very-long-ifname0"}], r"^soft_roce\[0\].netdev: 'a-very-long-ifname0' is not a network interface "
-                                         r"name \(allowed: 1 to 15 characters, not . or ..\)$"),
+    ([{"netdev": "a-very-long-ifname0"}],
+     r"^soft_roce\[0\].netdev: 'a-very-long-ifname0' is not a network interface "
+     r"name \(allowed: 1 to 15 characters, not . or ..\)$"),
     ([{"netdev": ".."}], r"^soft_roce\[0\].netdev: '..' is not a network interface name"),
     ([{"netdev": "data0", "name": "x" * 64}], r"^soft_roce\[0\].name: 'x+' is longer than an RDMA device name"),
     ([{"netdev": "data0"}, {"netdev": "eth1", "name": "rxe1"}, {"netdev": "data0", "name": "rxe2"}],
