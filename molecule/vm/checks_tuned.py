@@ -77,9 +77,15 @@ def test_link_file_persists_mtu_and_rings(host):
     f = host.file(LINK_FILE)
     assert f.exists and f.mode == 0o644
     body = f.content_string
-    for line in ("[Match]", "MACAddress=" + host.file("/sys/class/net/data0/address").content_string.strip(),
+    # matched by the PCI slot udev sees (the same on every VM of this layout) and the driver, never by
+    # the MAC address a VLAN or bond on data0 would share
+    udev = dict(line.split("=", 1) for line in
+                host.check_output("udevadm info -q property -p /sys/class/net/data0").splitlines() if "=" in line)
+    assert udev["ID_PATH"].startswith("pci-")
+    for line in ("[Match]", "Path=" + udev["ID_PATH"], "Driver=virtio_net",
                  "Name=data0", "MTUBytes=9000", "RxBufferSize=1024", "TxBufferSize=256"):
         assert line + "\n" in body
+    assert "MACAddress=" not in body
 
 
 def test_management_nic_is_untouched(host):

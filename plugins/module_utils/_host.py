@@ -487,10 +487,12 @@ class Host:
         except OSError as e:
             raise HostError("cannot set group %d mode %s on %s: %s" % (gid, mode, path, e.strerror or e))
 
-    def management_address(self) -> Optional[str]:
-        """The node-side address of the SSH connection Ansible uses, if any."""
+    def ssh_connection(self) -> Optional[Tuple[str, str]]:
+        """``(client address, node address)`` of the SSH connection Ansible uses, from
+        ``SSH_CONNECTION`` (``CLIENT PORT NODE PORT``; a link-local address carries ``%IF``), if
+        the environment has it: become through sudo's env_reset drops it (see _link's sshd walk)."""
         conn = self.environ.get("SSH_CONNECTION", "").split()
-        return conn[2] if len(conn) >= 4 else None
+        return (conn[0], conn[2]) if len(conn) >= 4 else None
 
     def in_container(self) -> bool:
         """True inside a container, where kernel-global sysctls would change the host kernel."""

@@ -7,21 +7,39 @@
 Keys are ``nic:IF:mtu``, ``nic:IF:ring.rx``, ``nic:IF:channel.combined``,
 ``nic:IF:coalesce.rx_usecs``, ``nic:IF:coalesce.adaptive_rx``.  Persistence is one systemd
 ``.link`` file per interface (applied by udev when the device appears, i.e. at every boot).
+
+Also the management-link guard: which interfaces carry the Ansible connection (the node's end of
+the SSH connection, the route back to the controller, the address the controller connects to),
+and every device under them (bridge and bond ports, the lower device of a VLAN or macvlan, a
+veth's peer).  Runtime changes to those are refused, and so is any runtime change when the path
+cannot be told and the controller did not say the connection does not use the node's network.
 """
 from __future__ import annotations
 
 import fnmatch
 import ipaddress
+import os
 import sys
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _ethtool, _files, _iproute
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _ethtool, _files, _iproute, _procnet
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 from ansible_collections.hpcnet.rdma.plugins.module_utils._spec import SELECTORS
 
 LINK_DIR = "/etc/systemd/network"
 LINK_FILE = LINK_DIR + "/10-hpcnet-rdma-{ifname}.link"
+# Where udev looks for .link files (systemd.link(5)); a name in an earlier directory hides the
+# same name in a later one, and of all the files the first matching one in name order applies.
+LINK_DIRS = (LINK_DIR, "/run/systemd/network", "/usr/local/lib/systemd/network", "/usr/lib/systemd/network",
+             "/lib/systemd/network")
+
+# Below this an IPv4 host need not accept a datagram (RFC 791); below IPV6_MIN_MTU the kernel
+# removes the interface's IPv6 configuration (RFC 8200: 1280 is IPv6's minimum link MTU).
+IPV4_MIN_MTU = 576
+IPV6_MIN_MTU = 1280
+# Link kinds stacked on a lower device whose MTU the kernel lowers with it (never raises).
+STACKED = ("vlan", "macvlan", "macvtap", "ipvlan", "ipvtap")
 
 RINGS = ("rx", "rx_mini", "rx_jumbo", "tx")
 CHANNELS = ("rx", "tx", "other", "combined")
@@ -91,26 +109,78 @@ DOMAINS = {"nic": sys.modules[__name__]}
 
 
 # ---------------------------------------------------------------------- observe (I/O)
-def observe(host: Host) -> Dict[str, Dict[str, Any]]:
-    """Every interface but loopback: link facts and ethtool state (None where unsupported)."""
+def read_network(host: Host) -> Dict[str, Dict[str, Any]]:
+    """Every interface, loopback included: link facts, how it stacks and its addresses
+    (``ip -j -d link``, ``ip -j addr``)."""
     addrs = _iproute.addrs(host)
     out: Dict[str, Dict[str, Any]] = {}
     for link in _iproute.links(host):
         name = link["ifname"]
-        if "LOOPBACK" in (link.get("flags") or []):
-            continue
         out[name] = {
             "name": name,
+            "ifindex": link.get("ifindex"),
             "mtu": link["mtu"],
             "min_mtu": link.get("min_mtu"),
             "max_mtu": link.get("max_mtu"),
             "address": link.get("address"),
             "permaddr": link.get("permaddr"),
             "kind": link.get("kind"),
-            "driver": _iproute.iface_driver(host, name) or link.get("kind"),
+            "loopback": "LOOPBACK" in (link.get("flags") or []),
+            "master": link.get("master"),
+            "slave_kind": link.get("slave_kind"),
+            "link": link.get("link"),
             "addresses": addrs.get(name, []),
         }
     return out
+
+
+def observe(host: Host, net: Optional[Dict[str, Dict[str, Any]]] = None) -> Dict[str, Dict[str, Any]]:
+    """Every interface but loopback (from ``net`` when given, else read): link facts and driver."""
+    out: Dict[str, Dict[str, Any]] = {}
+    for name, link in (read_network(host) if net is None else net).items():
+        if link.get("loopback"):
+            continue
+        out[name] = dict(link, driver=_iproute.iface_driver(host, name) or link.get("kind"))
+    return out
+
+
+def _udev_property(host: Host, ifindex: Optional[int], prop: str) -> Optional[str]:
+    """A property udev recorded for a network device (``/run/udev/data/nIFINDEX``, ``E:`` lines)."""
+    if not ifindex:
+        return None
+    for line in (host.read("/run/udev/data/n%d" % ifindex) or "").splitlines():
+        if line.startswith("E:%s=" % prop):
+            return line.split("=", 1)[1].strip() or None
+    return None
+
+
+def observe_identity(host: Host, ifname: str, ifindex: Optional[int]) -> Dict[str, Any]:
+    """What a .link file can match the device by: udev's ``ID_PATH`` (the bus position, the same
+    on every node with the same hardware layout), the bus driver, and the permanent MAC address
+    when the kernel says the current address is it (``addr_assign_type`` 0 on a bus device)."""
+    device_driver = host.readlink("/sys/class/net/%s/device/driver" % ifname)
+    perm = None
+    if host.exists("/sys/class/net/%s/device" % ifname) and \
+            (host.read("/sys/class/net/%s/addr_assign_type" % ifname) or "").strip() == "0":
+        perm = (host.read("/sys/class/net/%s/address" % ifname) or "").strip() or None
+    return {"udev_path": _udev_property(host, ifindex, "ID_PATH"),
+            "device_driver": os.path.basename(device_driver) if device_driver else None,
+            "permanent_mac": perm}
+
+
+def mark_shared_paths(host: Host, observed: Dict[str, Dict[str, Any]], links: Dict[str, Dict[str, Any]]) -> None:
+    """``path_unique`` on each observed interface with a bus device: False when other netdevs sit on
+    the same device (ports of one PCI function, switchdev representors), where ``Path=`` would
+    match them all."""
+    devices: Dict[str, List[str]] = {}
+    for name in links:
+        target = host.readlink("/sys/class/net/%s/device" % name)
+        if target:
+            devices.setdefault(os.path.basename(target), []).append(name)
+    for name, obs in observed.items():
+        target = host.readlink("/sys/class/net/%s/device" % name)
+        if target:
+            obs["path_unique"] = len(devices.get(os.path.basename(target), [])) <= 1
 
 
 def observe_ethtool(host: Host, ifname: str, groups: List[str]) -> Dict[str, Any]:
@@ -136,22 +206,54 @@ def _holds_subnet(obs: Dict[str, Any], net: Any) -> bool:
     return False
 
 
-def _merge(into: Dict[str, Any], entry: Optional[Dict[str, Any]]) -> None:
+def _fields(entry: Optional[Dict[str, Any]]) -> List[Tuple[str, str, Any]]:
+    """(section, field, value) of every setting an entry gives; field "" for mtu."""
+    out: List[Tuple[str, str, Any]] = []
     for section in ("mtu", "rings", "channels", "coalesce"):
         v = (entry or {}).get(section)
         if v is None:
             continue
         if section == "mtu":
-            into["mtu"] = v
+            out.append(("mtu", "", v))
         else:
-            into.setdefault(section, {}).update(dict((k, x) for k, x in v.items() if x is not None))
+            out.extend((section, k, x) for k, x in sorted(v.items()) if x is not None)
+    return out
+
+
+def _merge(into: Dict[str, Any], entry: Optional[Dict[str, Any]]) -> None:
+    for section, field, value in _fields(entry):
+        if section == "mtu":
+            into["mtu"] = value
+        else:
+            into.setdefault(section, {})[field] = value
+
+
+def _conflicts(ifname: str, setters: Dict[str, Tuple[int, str]], index: int, kind: str, value: str,
+               entry: Dict[str, Any], merged: Dict[str, Any]) -> None:
+    """Raise when ``entry`` gives a setting of ``ifname`` another entry already gave differently.
+
+    A ``name`` entry may refine what earlier glob/driver/subnet entries set (documented); any
+    other pair of entries disagreeing is a mistake, named with both entries."""
+    for section, field, wanted in _fields(entry):
+        label = section if section == "mtu" else "%s.%s" % (section, field)
+        earlier = setters.get(label)
+        have = merged.get("mtu") if section == "mtu" else (merged.get(section) or {}).get(field)
+        if earlier is not None and have != wanted and not (kind == "name" and earlier[1].split("=", 1)[0] != "name"):
+            raise ValueError("interfaces[%d] (%s) and interfaces[%d] (%s=%s) both select %s with a different %s "
+                             "(%s, then %s); make them agree, or select %s by name to override the broader entry"
+                             % (earlier[0], earlier[1], index, kind, value, ifname, label, have, wanted, ifname))
+        setters[label] = (index, "%s=%s" % (kind, value))
 
 
 def select(entries: List[Dict[str, Any]], links: Dict[str, Dict[str, Any]],
            defaults: Optional[Dict[str, Any]] = None) -> Dict[str, Dict[str, Any]]:
-    """Interface name → merged settings: ``defaults``, then each selecting entry in order
-    (later entries override earlier ones field by field)."""
+    """Interface name → merged settings: ``defaults``, then each selecting entry in order.
+
+    An entry selecting by name overrides, per setting, what earlier glob/driver/subnet entries
+    set; two entries that otherwise give one interface's setting different values are an error
+    naming both."""
     chosen: Dict[str, Dict[str, Any]] = {}
+    setters: Dict[str, Dict[str, Tuple[int, str]]] = {}
     present = ", ".join("%s (%s)" % (n, links[n].get("driver") or "?") for n in sorted(links)) or "none"
     for i, entry in enumerate(entries):
         kind, value = _selector(entry, i)
@@ -177,6 +279,7 @@ def select(entries: List[Dict[str, Any]], links: Dict[str, Dict[str, Any]],
             if n not in chosen:
                 chosen[n] = {"selected_by": []}
                 _merge(chosen[n], defaults)
+            _conflicts(n, setters.setdefault(n, {}), i, kind, value, entry, chosen[n])
             chosen[n]["selected_by"].append("%s=%s" % (kind, value))
             _merge(chosen[n], entry)
     return chosen
@@ -198,8 +301,33 @@ def _limit(ifname: str, what: str, value: int, maximum: Optional[int], cap: bool
                      "or cap: true" % (ifname, what, value, maximum, maximum))
 
 
+def _ipv6_addresses(obs: Dict[str, Any]) -> List[str]:
+    return [a["local"] for a in obs.get("addresses", []) if a.get("family") == "inet6"]
+
+
+def check_mtu_floor(ifname: str, mtu: int, obs: Dict[str, Any], allow_low_mtu: bool, runtime: bool,
+                    relation: str = "") -> None:
+    """Refuse an MTU the interface's protocols cannot live with: below 1280 where IPv6 is
+    configured (the kernel would drop the interface's IPv6 addresses and settings, and a
+    rollback would not bring them back), below 576 unless ``allow_low_mtu``.
+
+    ``obs`` is the interface whose IPv6 is checked: ``ifname`` itself, or a device stacked on
+    it (``relation`` says how) that the kernel lowers with it."""
+    if mtu < IPV4_MIN_MTU and not allow_low_mtu:
+        raise ValueError("interfaces: %s mtu=%d is below %d, the smallest datagram every IPv4 host must accept "
+                         "(RFC 791); set allow_low_mtu: true if that is really meant" % (ifname, mtu, IPV4_MIN_MTU))
+    v6 = _ipv6_addresses(obs) if runtime else []
+    if mtu < IPV6_MIN_MTU and v6:
+        raise ValueError("interfaces: %s mtu=%d is below %d, the IPv6 minimum MTU (RFC 8200), and %s%s has IPv6 "
+                         "configured (%s): the kernel would drop its IPv6 addresses and settings. Disable IPv6 on "
+                         "%s first (net.ipv6.conf.%s.disable_ipv6 = 1) or use %d or more"
+                         % (ifname, mtu, IPV6_MIN_MTU, obs["name"], relation, ", ".join(v6), obs["name"],
+                            obs["name"], IPV6_MIN_MTU))
+
+
 def desired_values(ifname: str, settings: Dict[str, Any], obs: Dict[str, Any],
-                   cap: bool, capped: List[Dict[str, Any]]) -> Dict[str, Any]:
+                   cap: bool, capped: List[Dict[str, Any]], allow_low_mtu: bool = False,
+                   runtime: bool = True) -> Dict[str, Any]:
     """Validate one interface's wanted settings against its capabilities: setting → value."""
     out: Dict[str, Any] = {}
     driver = obs.get("driver") or "unknown"
@@ -210,6 +338,7 @@ def desired_values(ifname: str, settings: Dict[str, Any], obs: Dict[str, Any],
         if not lo <= mtu <= hi:
             raise ValueError("interfaces: %s mtu=%d is outside what the device allows (%d..%d)"
                              % (ifname, mtu, lo, hi))
+        check_mtu_floor(ifname, mtu, obs, allow_low_mtu, runtime)
         out["mtu"] = mtu
     for group, names in (("ring", RINGS), ("channel", CHANNELS)):
         wanted = settings.get(_SECTION[group]) or {}
@@ -262,15 +391,31 @@ def current_value(obs: Dict[str, Any], setting: str) -> Any:
     return (state if group == "coalesce" else state["current"]).get(field)
 
 
+def link_match(ifname: str, obs: Dict[str, Any]) -> List[str]:
+    """The ``[Match]`` lines of the .link file, so it matches this device and no other:
+
+    * ``Path=`` udev's ``ID_PATH`` (+ ``Driver=``) for a bus device that is the only netdev of its
+      bus device: the same slot on every node with the same hardware layout, so a baked image
+      carries it to other nodes; VLANs, bonds and bridges have no path and never match;
+    * else ``PermanentMACAddress=`` (this node only; VLANs and bonds have no permanent address);
+    * else ``OriginalName=`` the name: virtual devices (veth, ...) are created under their name
+      and get a random MAC each time, so their MAC would never match again.
+    Never ``MACAddress=``: a VLAN or bond copies its port's address and would match too."""
+    if obs.get("udev_path") and obs.get("path_unique", True):
+        lines = ["Path=%s" % obs["udev_path"]]
+        if obs.get("device_driver"):
+            lines.append("Driver=%s" % obs["device_driver"])
+        return lines
+    perm = obs.get("permaddr") or obs.get("permanent_mac")
+    if perm:
+        return ["PermanentMACAddress=%s" % perm]
+    return ["OriginalName=%s" % ifname]
+
+
 def render_link(ifname: str, obs: Dict[str, Any], values: Dict[str, Any], journal_dir: str) -> str:
     """A systemd .link file that re-applies ``values`` whenever the device appears."""
     lines = [_files.HEADER.format(module="nic_tuning", journal=journal_dir), "[Match]\n"]
-    if obs.get("permaddr"):
-        lines.append("PermanentMACAddress=%s\n" % obs["permaddr"])
-    elif obs.get("address"):
-        lines.append("MACAddress=%s\n" % obs["address"])
-    else:
-        lines.append("OriginalName=%s\n" % ifname)
+    lines.extend(line + "\n" for line in link_match(ifname, obs))
     lines.append("\n[Link]\nName=%s\n" % ifname)
     order = ["mtu"] + ["ring." + f for f in RINGS] + ["channel." + f for f in CHANNELS] + \
         ["coalesce." + f for f in COALESCE_BOOL + COALESCE_INT]
@@ -288,37 +433,418 @@ def render_link(ifname: str, obs: Dict[str, Any], values: Dict[str, Any], journa
     return "".join(lines)
 
 
-def management_interfaces(links: Dict[str, Dict[str, Any]], address: Optional[str]) -> List[str]:
-    if not address:
-        return []
-    return [n for n, obs in links.items() if any(a.get("local") == address for a in obs.get("addresses", []))]
+# ---------------------------------------------------------------------- other .link files
+def _match_section(text: str) -> List[Tuple[str, str]]:
+    """``(key, value)`` of every setting in the [Match] section(s) of a .link file."""
+    out: List[Tuple[str, str]] = []
+    section = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1].strip()
+            continue
+        if section == "Match" and "=" in line:
+            key, value = line.split("=", 1)
+            if value.strip():
+                out.append((key.strip(), value.strip()))
+    return out
+
+
+def link_file_matches(text: str, ifname: str, obs: Dict[str, Any]) -> Optional[str]:
+    """Why a .link file's [Match] section matches this interface (its conditions, those this
+    module cannot evaluate marked so), or None when it does not or cannot.  A file without any
+    match is ignored by udev, so it matches nothing here either."""
+    facts = {
+        "MACAddress": obs.get("address"),
+        "PermanentMACAddress": obs.get("permaddr") or obs.get("permanent_mac"),
+        "OriginalName": ifname,
+        "Path": obs.get("udev_path"),
+        "Driver": obs.get("device_driver") or obs.get("driver"),
+        "Kind": obs.get("kind"),
+    }
+    conditions = _match_section(text)
+    if not conditions:
+        return None
+    reasons = []
+    for key, value in conditions:
+        negate = value.startswith("!")
+        patterns = value.lstrip("!").split()
+        if key not in facts:
+            reasons.append("%s=%s (not checked)" % (key, value))
+            continue
+        fact = facts[key]
+        if fact is None:
+            return None
+        if key.endswith("MACAddress"):
+            hit = fact.lower() in [p.lower() for p in patterns]
+        else:
+            hit = any(fnmatch.fnmatchcase(fact, p) for p in patterns)
+        if hit == negate:
+            return None
+        reasons.append("%s=%s" % (key, value))
+    return ", ".join(reasons)
+
+
+def earlier_link_files(host: Host, ifname: str, obs: Dict[str, Any]) -> List[str]:
+    """Warnings for .link files that sort before this interface's own and match it: udev applies
+    only the first matching .link file, so the persisted settings would silently not apply."""
+    ours = os.path.basename(LINK_FILE.format(ifname=ifname))
+    files: Dict[str, str] = {}
+    for d in LINK_DIRS:
+        for name in host.listdir(d):
+            if name.endswith(".link") and name not in files:
+                files[name] = d + "/" + name
+    out = []
+    for name in sorted(files):
+        if name >= ours:
+            break
+        path = files[name]
+        if name.startswith("10-hpcnet-rdma-") or host.readlink(path) == "/dev/null":
+            continue
+        why = link_file_matches(host.read(path) or "", ifname, obs)
+        if why:
+            out.append("%s sorts before %s and matches %s (%s): udev applies only the first .link file that "
+                       "matches a device, so the settings persisted for %s would not apply at boot; rename it "
+                       "to sort after %s or narrow its [Match]" % (path, ours, ifname, why, ifname, ours))
+    return out
+
+
+# ---------------------------------------------------------------------- the management path
+class Endpoint(NamedTuple):
+    """One address of the Ansible connection.  ``side``: ``node`` (this node's end), ``peer``
+    (the controller's end, as the node sees it) or ``controller`` (the address the controller
+    connects to, e.g. ``ansible_host``; maybe NATed or forwarded)."""
+
+    address: str
+    side: str
+    source: str
+
+
+class ManagementPath(object):
+    """The interfaces that carry the Ansible connection, each with why, and whether that could
+    be told at all.  ``required``: the controller said the connection uses the node's network
+    (``management_connection: network``), so not knowing the path refuses runtime changes."""
+
+    def __init__(self, required: bool = True) -> None:
+        self.required = required
+        self.protected: Dict[str, str] = {}
+        self.determined = False
+        self.notes: List[str] = []
+
+    def protect(self, ifname: str, why: str) -> None:
+        self.determined = True
+        self.protected.setdefault(ifname, why)
+
+
+RouteLookup = Callable[[str, Optional[str]], Tuple[Optional[Dict[str, Any]], str]]
+
+
+def split_zone(text: str) -> Tuple[Optional[Any], Optional[str]]:
+    """'fe80::1%eth0' -> (IPv6Address('fe80::1'), 'eth0'); '[::1]' -> (::1, None); a name -> (None, None)."""
+    address, _sep, zone = text.strip().strip("[]").partition("%")
+    try:
+        return ipaddress.ip_address(address), (zone or None)
+    except ValueError:
+        return None, None
+
+
+def _holders(net: Dict[str, Dict[str, Any]], ip: Any) -> List[str]:
+    out = []
+    for name in sorted(net):
+        for a in net[name].get("addresses", []):
+            held, _zone = split_zone(a.get("local", ""))
+            if held is not None and held == ip:
+                out.append(name)
+                break
+    return out
+
+
+def _resolve(path: ManagementPath, net: Dict[str, Dict[str, Any]], ep: Endpoint, route: RouteLookup) -> None:
+    ip, zone = split_zone(ep.address)
+    what = "%s (%s of %s)" % (ep.address, {"node": "the node's end", "peer": "the controller's end",
+                                          "controller": "the address Ansible connects to"}[ep.side], ep.source)
+    if ip is None:
+        path.notes.append("%s is not an IP address (names are not resolved on the node)" % what)
+        return
+    if ep.side == "controller" and ip.is_loopback:
+        path.notes.append("%s is a loopback address of the controller (a tunnel or forwarded port): it says "
+                          "nothing about this node's interfaces" % what)
+        return
+    if ep.side == "node" and zone and zone in net and not net[zone].get("loopback"):
+        path.protect(zone, "holds %s" % what)
+        return
+    if ep.side in ("node", "controller"):
+        holders = _holders(net, ip)
+        nics = [h for h in holders if not net[h].get("loopback")]
+        for h in nics:
+            path.protect(h, "holds %s" % what)
+        if nics:
+            return
+        if holders and ep.side == "node" and ip.is_loopback:
+            path.determined = True   # the connection runs over loopback: no NIC carries it
+            path.notes.append("%s is on loopback: no NIC carries the connection" % what)
+            return
+        if holders or ep.side == "node" or ip.is_link_local:
+            path.notes.append("%s: %s" % (what, "held by loopback, reached by routing" if holders
+                                          else "no interface holds it"))
+            return
+    if ip.is_link_local and not zone:
+        path.notes.append("%s is link-local without an interface" % what)
+        return
+    found, reason = route(str(ip), zone if ep.side == "peer" else None)
+    if found is None:
+        path.notes.append("no route to %s (%s)" % (what, reason))
+    elif found.get("type") == "local" or found.get("dev") not in net or net[found["dev"]].get("loopback"):
+        if ep.side == "peer":
+            path.determined = True
+            path.notes.append("%s is this node itself: no NIC carries the connection" % what)
+        else:
+            path.notes.append("%s is routed through loopback" % what)
+    else:
+        path.protect(found["dev"], "is where the route to %s leaves" % what)
+
+
+def _under(net: Dict[str, Dict[str, Any]], path: ManagementPath) -> None:
+    """Add every device under a protected one: bridge/bond ports, the lower device of a VLAN or
+    macvlan, a veth's peer (changing them changes or resets the protected one's traffic)."""
+    todo = sorted(path.protected)
+    while todo:
+        top = todo.pop(0)
+        below = [(n, "a port of %s" % top) for n in sorted(net) if net[n].get("master") == top]
+        lower = net[top].get("link")
+        if lower in net:
+            below.append((lower, ("the veth peer of %s" if net[top].get("kind") == "veth"
+                                  else "the lower device of %s") % top))
+        for name, how in below:
+            if name not in path.protected and not net[name].get("loopback"):
+                path.protected[name] = "is %s, which %s" % (how, path.protected[top])
+                todo.append(name)
+
+
+def management_path(net: Dict[str, Dict[str, Any]], endpoints: List[Endpoint], route: RouteLookup,
+                    required: bool = True, notes: Optional[List[str]] = None) -> ManagementPath:
+    """Which interfaces carry the Ansible connection (pure but for ``route``, ``ip route get``)."""
+    path = ManagementPath(required)
+    path.notes.extend(notes or [])
+    for ep in endpoints:
+        _resolve(path, net, ep, route)
+    _under(net, path)
+    return path
+
+
+def _ancestors(host: Host) -> List[str]:
+    """PIDs of this process's parents, nearest first (``/proc/self``, ``PPid:`` lines)."""
+    pid = host.readlink("/proc/self")
+    out: List[str] = []
+    while pid and pid.isdigit() and len(out) < 64:
+        ppid = None
+        for line in (host.read("/proc/%s/status" % pid) or "").splitlines():
+            if line.startswith("PPid:"):
+                ppid = line.split(":", 1)[1].strip()
+        if not ppid or ppid == "0" or ppid in out:
+            break
+        out.append(ppid)
+        pid = ppid
+    return out
+
+
+def sshd_connections(host: Host) -> Tuple[List[Tuple[str, str, str]], str]:
+    """The TCP connections of the nearest sshd among this process's parents, as
+    ``(node address, peer address, source)``, when SSH_CONNECTION is gone (become with sudo's
+    env_reset drops it); and why there are none.  Only an sshd in this network namespace counts."""
+    own_ns = host.readlink("/proc/self/ns/net")
+    for pid in _ancestors(host):
+        comm = (host.read("/proc/%s/comm" % pid) or "").strip()
+        if not (comm.startswith("sshd") or comm == "dropbear"):
+            continue
+        if host.readlink("/proc/%s/ns/net" % pid) != own_ns:
+            return [], "the sshd parent (pid %s) is in another network namespace" % pid
+        inodes = set()
+        for fd in host.listdir("/proc/%s/fd" % pid):
+            target = host.readlink("/proc/%s/fd/%s" % (pid, fd)) or ""
+            if target.startswith("socket:[") and target.endswith("]"):
+                inodes.add(int(target[8:-1]))
+        found = []
+        for table in ("tcp", "tcp6"):
+            text = host.read("/proc/%s/net/%s" % (pid, table))
+            if not text:
+                continue
+            for sock in _procnet.parse_proc_net_tcp(text):
+                if sock["inode"] in inodes and sock["state"] == _procnet.TCP_ESTABLISHED:
+                    found.append((sock["local"], sock["remote"], "the connection of sshd (pid %s)" % pid))
+        if found:
+            return found, ""
+        return [], "the sshd parent (pid %s) shows no TCP connection (not readable without root)" % pid
+    return [], "no sshd among the module's parent processes"
+
+
+def connection_endpoints(host: Host, management_address: Optional[str]) -> Tuple[List[Endpoint], List[str]]:
+    """Every address of the Ansible connection this node and the controller can tell: the
+    SSH_CONNECTION of the environment, else the sshd parent's socket, and ``management_address``
+    (the controller's ``ansible_host``); and notes on what could not be told."""
+    endpoints: List[Endpoint] = []
+    notes: List[str] = []
+    ssh = host.ssh_connection()
+    if ssh:
+        endpoints += [Endpoint(ssh[1], "node", "SSH_CONNECTION"), Endpoint(ssh[0], "peer", "SSH_CONNECTION")]
+    else:
+        notes.append("no SSH_CONNECTION in the module's environment")
+        try:
+            found, why = sshd_connections(host)
+        except (HostError, ValueError) as e:
+            found, why = [], "the sshd parent's sockets could not be read: %s" % e
+        for local, remote, source in found:
+            endpoints += [Endpoint(local, "node", source), Endpoint(remote, "peer", source)]
+        if why:
+            notes.append(why)
+    if management_address:
+        endpoints.append(Endpoint(management_address, "controller", "management_address"))
+    else:
+        notes.append("management_address not given")
+    return endpoints, notes
+
+
+def read_management_path(host: Host, net: Dict[str, Dict[str, Any]], management_address: Optional[str],
+                         required: bool) -> ManagementPath:
+    endpoints, notes = connection_endpoints(host, management_address)
+    return management_path(net, endpoints, lambda address, oif: _iproute.route_get(host, address, oif),
+                           required, notes)
+
+
+# ---------------------------------------------------------------------- plan (pure)
+def dragged(ifname: str, mtu: int, net: Dict[str, Dict[str, Any]]) -> List[Tuple[str, int, str]]:
+    """Devices stacked on ``ifname`` (VLAN, macvlan, ... and those on them) whose MTU is above
+    ``mtu``: the kernel lowers them with it.  ``(name, current mtu, relation)``, the topmost first."""
+    out: List[Tuple[str, int, str]] = []
+    for name in sorted(net):
+        obs = net[name]
+        if obs.get("link") == ifname and obs.get("kind") in STACKED and obs["mtu"] > mtu:
+            out.extend(dragged(name, mtu, net))
+            out.append((name, obs["mtu"], " (%s on %s, which the kernel lowers with it)" % (obs["kind"], ifname)))
+    return out
+
+
+def _depth(name: str, net: Dict[str, Dict[str, Any]]) -> int:
+    """How many stacked devices (VLAN on macvlan on NIC: 2) sit under ``name``."""
+    depth, seen = 0, set()
+    while name in net and net[name].get("kind") in STACKED and net[name].get("link") in net and name not in seen:
+        seen.add(name)
+        name = net[name]["link"]
+        depth += 1
+    return depth
+
+
+def _order_mtu_changes(p: Plan, net: Dict[str, Dict[str, Any]]) -> Plan:
+    """The same plan with its MTU changes (in the places they hold) reordered so a stacked
+    device never exceeds its lower device, neither while applying nor while rolling back in
+    reverse: decreases first, topmost device first; then increases, lowest device first."""
+    changes = list(p)
+    slots = [i for i, c in enumerate(changes) if c.key.startswith("nic:") and c.key.endswith(":mtu")]
+
+    def rank(c: Any) -> Tuple[int, int]:
+        depth = _depth(c.key.split(":")[1], net)
+        return (0, -depth) if c.after < c.before else (1, depth)
+
+    ordered = sorted((changes[i] for i in slots), key=rank)
+    for i, c in zip(slots, ordered):
+        changes[i] = c
+    out = Plan()
+    for c in changes:
+        out.add(c.key, c.before, c.after)
+    return out
+
+
+def _check_stack(wanted: Dict[str, Dict[str, Any]], observed: Dict[str, Dict[str, Any]],
+                 net: Dict[str, Dict[str, Any]], allow_low_mtu: bool) -> Dict[str, List[Tuple[str, int, str]]]:
+    """Validate MTUs against the stacking and return, per interface whose MTU goes down, the
+    stacked devices the kernel lowers with it (those not given an MTU of their own)."""
+    out: Dict[str, List[Tuple[str, int, str]]] = {}
+    for name in sorted(wanted):
+        lower = net.get(name, {}).get("link")
+        if "mtu" in wanted[name] and net.get(name, {}).get("kind") in STACKED and lower in net:
+            limit = wanted.get(lower, {}).get("mtu", net[lower]["mtu"])
+            if wanted[name]["mtu"] > limit:
+                raise ValueError("interfaces: %s mtu=%d is above %d, the MTU of %s, the %s's lower device (after "
+                                 "this call); the kernel refuses it" % (name, wanted[name]["mtu"], limit, lower,
+                                                                       net[name]["kind"]))
+    for name in sorted(wanted):
+        mtu = wanted[name].get("mtu")
+        if mtu is None or mtu >= observed[name]["mtu"]:
+            continue
+        uppers = [u for u in dragged(name, mtu, net) if "mtu" not in wanted.get(u[0], {})]
+        for upper, _before, relation in uppers:
+            check_mtu_floor(name, mtu, net[upper], True, True, relation)
+        if uppers:
+            out[name] = uppers
+    return out
+
+
+def _guard(diffs: Dict[str, List[str]], management: ManagementPath, allow_management: bool) -> None:
+    """Refuse runtime changes on the interfaces carrying the Ansible connection, and any runtime
+    change when that path is unknown and the controller did not say it needs none."""
+    if allow_management:
+        return
+    for ifname in sorted(diffs):
+        if ifname in management.protected:
+            raise ValueError("interfaces: %s carries the Ansible connection; changing %s could cut it off (%s %s). "
+                             "Set allow_management_interface: true to proceed"
+                             % (ifname, ", ".join(diffs[ifname]), ifname, management.protected[ifname]))
+    if diffs and management.required and not management.determined:
+        first = sorted(diffs)[0]
+        raise ValueError("interfaces: cannot tell which interface carries the Ansible connection (%s), so changing "
+                         "%s of %s could cut it off. Give management_address (the node's address as Ansible "
+                         "reaches it: tune-rdma.yml passes ansible_host), or management_connection: none when "
+                         "the connection does not use this node's network (local, docker, chroot connections), "
+                         "or allow_management_interface: true"
+                         % ("; ".join(management.notes) or "nothing told", ", ".join(diffs[first]), first))
 
 
 def plan(chosen: Dict[str, Dict[str, Any]], observed: Dict[str, Dict[str, Any]], mode: str, cap: bool,
-         management: List[str], allow_management: bool, link_files: Dict[str, Any],
-         journal_dir: str) -> Dict[str, Any]:
-    """Validate everything, then plan runtime keys and .link files; raises ValueError first."""
+         management: Any, allow_management: bool, link_files: Dict[str, Any],
+         journal_dir: str, net: Optional[Dict[str, Dict[str, Any]]] = None,
+         allow_low_mtu: bool = False) -> Dict[str, Any]:
+    """Validate everything, then plan runtime keys and .link files; raises ValueError first.
+
+    ``management``: a :class:`ManagementPath`, or a list of interface names that carry the
+    connection.  ``net``: every interface of the node (:func:`read_network`) for the stacking
+    (defaults to ``observed``)."""
+    if not isinstance(management, ManagementPath):
+        names = list(management)
+        management = ManagementPath(required=False)
+        for name in names:
+            management.protect(name, "holds the connection's address")
+    net = observed if net is None else net
+    runtime = mode in ("runtime", "both")
     capped: List[Dict[str, Any]] = []
-    wanted = dict((n, desired_values(n, chosen[n], observed[n], cap, capped)) for n in sorted(chosen))
+    wanted = dict((n, desired_values(n, chosen[n], observed[n], cap, capped, allow_low_mtu, runtime))
+                  for n in sorted(chosen))
+    drags = _check_stack(wanted, observed, net, allow_low_mtu) if runtime else {}
     p = Plan()
     previous: Dict[str, Any] = {}
+    diffs: Dict[str, List[str]] = {}
     for ifname in sorted(wanted):
         values = wanted[ifname]
-        if mode in ("runtime", "both"):
-            diffs = [s for s in values if current_value(observed[ifname], s) != values[s]]
-            if diffs and ifname in management and not allow_management:
-                raise ValueError("interfaces: %s carries the Ansible connection; changing %s could cut it "
-                                 "off. Set allow_management_interface: true to proceed"
-                                 % (ifname, ", ".join(diffs)))
+        if runtime:
+            changed = [s for s in values if current_value(observed[ifname], s) != values[s]]
+            if changed:
+                diffs[ifname] = changed
             # adaptive coalescing first: drivers ignore fixed usecs while adaptive is on
             for setting in sorted(values, key=lambda s: (not s.startswith("coalesce.adaptive"), s)):
                 key = "nic:%s:%s" % (ifname, setting)
                 before = current_value(observed[ifname], setting)
                 previous[key] = before
+                if setting == "mtu":
+                    for upper, upper_mtu, _relation in drags.get(ifname, []):
+                        previous["nic:%s:mtu" % upper] = upper_mtu
+                        p.add("nic:%s:mtu" % upper, upper_mtu, values["mtu"])
                 p.add(key, before, values[setting])
         if mode in ("persist", "both"):
             path = LINK_FILE.format(ifname=ifname)
             before = link_files.get(path)
             previous["file:" + path] = before
             p.add("file:" + path, before, _files.owned(render_link(ifname, observed[ifname], values, journal_dir)))
-    return {"plan": p, "previous": previous, "capped": capped, "desired": wanted}
+    _guard(diffs, management, allow_management)
+    return {"plan": _order_mtu_changes(p, net), "previous": previous, "capped": capped, "desired": wanted,
+            "dragged": dict((n, [u[0] for u in d]) for n, d in drags.items())}

@@ -18,8 +18,31 @@ description:
     device appears.
   - Reads the NIC's capabilities first (C(ethtool -g/-l/-c) pre-set maximums, MTU range) and fails
     with the maximum in the message, or caps the value when O(cap=true).
-  - The interface that carries the Ansible SSH connection is refused unless
-    O(allow_management_interface=true), because MTU, ring and channel changes reset the link on real NICs.
+  - An MTU below 1280 is refused on an interface with IPv6 addresses (the kernel would drop its IPv6
+    configuration, and a rollback would not bring it back), and an MTU below 576 unless O(allow_low_mtu=true).
+  - Lowering an interface's MTU lowers the VLAN, macvlan and ipvlan devices on it whose MTU is higher
+    (the kernel does that); those are planned, journaled and rolled back as C(nic:DEV:mtu) keys of
+    their own. A bridge or bond follows its ports by itself.
+  - B(Management-link guard.) Runtime changes to the interfaces that carry the Ansible connection are
+    refused unless O(allow_management_interface=true), because MTU, ring and channel changes reset the
+    link on real NICs. Those interfaces are the ones holding the node's end of the SSH connection
+    (C(SSH_CONNECTION), or when C(become) dropped it, the TCP connection of the sshd among the module's
+    parent processes), the one the route back to the SSH client leaves through (C(ip route get)), the
+    one holding O(management_address) (or, if the node does not hold it, the one the route to it
+    leaves through), and every device under them - bridge and bond ports, the lower device of a VLAN
+    or macvlan, a veth's peer. Addresses are compared as addresses (a C(%zone) suffix names the
+    interface on the node's side and is ignored on the controller's side); host names are not
+    resolved.
+  - When none of that tells the path and O(management_connection=network), every runtime change is
+    refused, naming what was tried (fail closed). Connections that do not use the node's network
+    (C(local), C(docker), C(podman), C(chroot), ...) say so with O(management_connection=none);
+    C(playbooks/tune-rdma.yml) derives it from C(ansible_connection) and passes C(ansible_host) as
+    O(management_address).
+  - The C(.link) file matches the device by udev's C(ID_PATH) and its driver (C(Path=), C(Driver=)),
+    the same on every node with the same hardware layout, so a baked image carries it; else by the
+    permanent MAC address; else, for virtual devices, by C(OriginalName=). Never by the current MAC
+    address, which VLANs and bonds share. A C(.link) file of someone else that sorts before it and
+    matches the same device wins at boot, as udev applies only the first match; that is warned about.
   - Originals are recorded in the journal; roll back with M(hpcnet.rdma.tuning_state).
 options:
   defaults:
@@ -92,7 +115,10 @@ options:
     description:
       - Interface selections with their wanted settings. Each entry selects with exactly one of
         O(interfaces[].name), O(interfaces[].glob), O(interfaces[].driver) or O(interfaces[].subnet).
-      - When several entries select one interface, later entries override earlier ones per setting.
+      - When several entries select one interface, an entry selecting it by O(interfaces[].name)
+        overrides, per setting, what earlier O(interfaces[].glob), O(interfaces[].driver) or
+        O(interfaces[].subnet) entries set; any other two entries giving it one setting different
+        values are an error naming both entries.
     type: list
     elements: dict
     required: true
@@ -115,14 +141,35 @@ options:
     type: bool
     default: false
   allow_management_interface:
-    description: Allow changing the interface that holds the address of the Ansible SSH connection.
+    description:
+      - Allow runtime changes to the interfaces that carry the Ansible connection, and runtime changes
+        when that path cannot be told.
     type: bool
     default: false
   management_address:
     description:
-      - Node address that carries the Ansible connection. Defaults to the server address of
-        C(SSH_CONNECTION) in the module's environment; connections without SSH have none.
+      - The address Ansible connects to, as the controller sees it (C(ansible_host)), an IPv4 or IPv6
+        address. The interface holding it is protected; if the node does not hold it (NAT, a
+        forwarded port), the interface the node's route to it leaves through. A loopback address
+        (a tunnel or a forwarded port on the controller) and a host name tell nothing and are noted.
+      - Used together with what the node itself sees of the SSH connection.
     type: str
+  management_connection:
+    description:
+      - V(network) - the Ansible connection reaches this node over its network, so the interfaces
+        carrying it must be found; if they cannot be, runtime changes are refused.
+      - V(none) - the connection does not use this node's network (C(local), C(docker), C(podman),
+        C(chroot) connections). No interface needs protecting then, unless the node still shows an
+        SSH connection, which is protected as usual.
+    type: str
+    choices: [network, none]
+    default: network
+  allow_low_mtu:
+    description:
+      - Allow an MTU below 576, the smallest datagram every IPv4 host must accept (RFC 791).
+        An MTU below 1280 on an interface with IPv6 addresses is refused regardless.
+    type: bool
+    default: false
 attributes:
   diff_mode:
     details: Shows runtime values before and after, and each C(.link) file.
@@ -175,10 +222,19 @@ current:
   type: dict
   sample: {"nic:data0:mtu": 9000}
 interfaces:
-  description: Selected interfaces with the values applied and the selectors that chose them.
+  description:
+    - Selected interfaces with the values applied, the selectors that chose them, and the stacked
+      devices (VLAN, macvlan) whose MTU is lowered with theirs (C(nic:DEV:mtu) keys of their own).
   returned: always
   type: dict
-  sample: {"data0": {"driver": "veth", "selected_by": ["driver=veth"], "values": {"mtu": 9000}}}
+  sample: {"data0": {"driver": "veth", "selected_by": ["driver=veth"], "values": {"mtu": 9000}, "lowered_with_it": []}}
+management:
+  description:
+    - What the management-link guard found - the interfaces carrying the Ansible connection, each
+      with why; whether the path could be told at all; notes on what told nothing.
+  returned: when the interfaces were read (not on bad input)
+  type: dict
+  sample: {"interfaces": {"mgmt0": "holds 10.0.2.15 (the node's end of SSH_CONNECTION)"}, "determined": true, "notes": []}
 capped:
   description: Values lowered to the hardware maximum because O(cap=true).
   returned: always
@@ -216,6 +272,8 @@ ARGUMENT_SPEC = _spec.argument_spec(dict(
     cap=dict(type="bool", default=False),
     allow_management_interface=dict(type="bool", default=False),
     management_address=dict(type="str"),
+    management_connection=dict(type="str", choices=["network", "none"], default="network"),
+    allow_low_mtu=dict(type="bool", default=False),
 ), _spec.MODE, _spec.JOURNAL_DIR)
 
 
@@ -226,25 +284,45 @@ def run(module, host: Host) -> dict:
     engine = Engine(module, host, params["journal_dir"], domains=(_link.DOMAINS,))
     extra = {"interfaces": {}, "capped": []}
 
+    persist = params["mode"] in ("persist", "both")
+    warned = set()
+
+    def warn(msg):
+        if msg not in warned:   # build runs twice (unlocked, then under the lock)
+            warned.add(msg)
+            module.warn(msg)
+
     def build():
-        links = _link.observe(host)
+        net = _link.read_network(host)
+        links = _link.observe(host, net)
         chosen = _link.select(params["interfaces"], links, params["defaults"])
         observed = {}
         for name, settings in chosen.items():
             observed[name] = dict(links[name])
             observed[name].update(_link.observe_ethtool(host, name, _link.groups_needed(settings)))
-        mgmt = _link.management_interfaces(links, params["management_address"] or host.management_address())
+            if persist:
+                observed[name].update(_link.observe_identity(host, name, links[name].get("ifindex")))
+        if persist:
+            _link.mark_shared_paths(host, observed, links)
+        mgmt = _link.read_management_path(host, net, params["management_address"],
+                                          params["management_connection"] == "network")
         link_files = dict((_link.LINK_FILE.format(ifname=n), host.file_state(_link.LINK_FILE.format(ifname=n)))
                           for n in chosen)
         planned = _link.plan(chosen, observed, params["mode"], params["cap"], mgmt,
-                             params["allow_management_interface"], link_files, params["journal_dir"])
+                             params["allow_management_interface"], link_files, params["journal_dir"],
+                             net=net, allow_low_mtu=params["allow_low_mtu"])
         extra["capped"] = planned["capped"]
         extra["interfaces"] = dict((n, {"driver": observed[n].get("driver"),
                                         "selected_by": chosen[n]["selected_by"],
-                                        "values": planned["desired"][n]}) for n in chosen)
+                                        "values": planned["desired"][n],
+                                        "lowered_with_it": planned["dragged"].get(n, [])}) for n in chosen)
+        extra["management"] = {"interfaces": mgmt.protected, "determined": mgmt.determined, "notes": mgmt.notes}
         for c in planned["capped"]:
-            module.warn("%s %s capped from %d to the hardware maximum %d"
-                        % (c["interface"], c["setting"], c["requested"], c["applied"]))
+            warn("%s %s capped from %d to the hardware maximum %d"
+                 % (c["interface"], c["setting"], c["requested"], c["applied"]))
+        for n in sorted(chosen) if persist else []:
+            for msg in _link.earlier_link_files(host, n, observed[n]):
+                warn(msg)
         return planned["plan"], planned["previous"]
 
     return engine.run("nic_tuning", build, extra)

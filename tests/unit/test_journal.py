@@ -395,7 +395,8 @@ def _sysctl(node, check=False, **sysctls):
 
 
 def _nic(node):
-    m = FakeModule(nic_tuning.ARGUMENT_SPEC, {"interfaces": [{"name": "data0", "mtu": 9000}], "mode": "runtime"})
+    m = FakeModule(nic_tuning.ARGUMENT_SPEC, {"interfaces": [{"name": "data0", "mtu": 9000}], "mode": "runtime",
+                                              "management_connection": "none"})   # no connection to guard
     return nic_tuning.run(m, node.host())
 
 
