@@ -563,8 +563,8 @@ def _holders(net: Dict[str, Dict[str, Any]], ip: Any) -> List[str]:
 
 def _resolve(path: ManagementPath, net: Dict[str, Dict[str, Any]], ep: Endpoint, route: RouteLookup) -> None:
     ip, zone = split_zone(ep.address)
-    what = "%s (%s of %s)" % (ep.address, {"node": "the node's end", "peer": "the controller's end",
-                                          "controller": "the address Ansible connects to"}[ep.side], ep.source)
+    what = "%s (%s: %s)" % (ep.address, ep.source, {"node": "the node's end", "peer": "the controller's end",
+                                                   "controller": "the address Ansible connects to"}[ep.side])
     if ip is None:
         path.notes.append("%s is not an IP address (names are not resolved on the node)" % what)
         return

@@ -234,7 +234,7 @@ management:
       with why; whether the path could be told at all; notes on what told nothing.
   returned: when the interfaces were read (not on bad input)
   type: dict
-  sample: {"interfaces": {"mgmt0": "holds 10.0.2.15 (the node's end of SSH_CONNECTION)"}, "determined": true, "notes": []}
+  sample: {"interfaces": {"mgmt0": "holds 10.0.2.15 (SSH_CONNECTION: the node's end)"}, "determined": true, "notes": []}
 capped:
   description: Values lowered to the hardware maximum because O(cap=true).
   returned: always

@@ -353,23 +353,23 @@ def test_management_path(endpoints, protected):
 
 def test_management_path_says_why():
     mgmt = path(("10.9.0.1", "node", SSH))
-    assert mgmt.protected["br0"] == "holds 10.9.0.1 (the node's end of SSH_CONNECTION)"
+    assert mgmt.protected["br0"] == "holds 10.9.0.1 (SSH_CONNECTION: the node's end)"
     assert mgmt.protected["v0"] == ("is the veth peer of v1, which is a port of br0, which holds 10.9.0.1 "
-                                    "(the node's end of SSH_CONNECTION)")
+                                    "(SSH_CONNECTION: the node's end)")
     with pytest.raises(ValueError) as e:
         _link.plan({"v0": {"mtu": 1500}}, {"v0": dict(BRIDGED["v0"], driver="veth")}, "runtime", False, mgmt,
                    False, {}, J, net=BRIDGED)
     assert str(e.value) == (
         "interfaces: v0 carries the Ansible connection; changing mtu could cut it off (v0 is the veth peer of v1, "
-        "which is a port of br0, which holds 10.9.0.1 (the node's end of SSH_CONNECTION)). "
+        "which is a port of br0, which holds 10.9.0.1 (SSH_CONNECTION: the node's end)). "
         "Set allow_management_interface: true to proceed")
 
 
 @pytest.mark.parametrize("endpoints, note", [
     ([], None),
     ([("127.0.0.1", "controller", "management_address")], "is a loopback address of the controller"),
-    ([("node1.cluster", "controller", "management_address")], "node1.cluster (the address Ansible connects to of "
-                                                              "management_address) is not an IP address"),
+    ([("node1.cluster", "controller", "management_address")], "node1.cluster (management_address: the address Ansible "
+                                                              "connects to) is not an IP address"),
     ([("203.0.113.9", "controller", "management_address")], "no route to 203.0.113.9"),
     ([("10.9.9.9", "node", SSH), ("203.0.113.9", "peer", SSH)], "no interface holds it"),
     ([("fe80::5", "peer", SSH)], "is link-local without an interface"),
