@@ -542,12 +542,15 @@ RouteLookup = Callable[[str, Optional[str]], Tuple[Optional[Dict[str, Any]], str
 
 
 def split_zone(text: str) -> Tuple[Optional[Any], Optional[str]]:
-    """'fe80::1%eth0' -> (IPv6Address('fe80::1'), 'eth0'); '[::1]' -> (::1, None); a name -> (None, None)."""
+    """'fe80::1%eth0' -> (IPv6Address('fe80::1'), 'eth0'); '[::1]' -> (::1, None); a name -> (None, None).
+    An IPv4-mapped IPv6 address (an IPv4 peer of a dual-stack socket) is the IPv4 address."""
     address, _sep, zone = text.strip().strip("[]").partition("%")
     try:
-        return ipaddress.ip_address(address), (zone or None)
+        ip = ipaddress.ip_address(address)
     except ValueError:
         return None, None
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return (mapped or ip), (zone or None)
 
 
 def _holders(net: Dict[str, Dict[str, Any]], ip: Any) -> List[str]:

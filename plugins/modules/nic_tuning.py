@@ -202,6 +202,15 @@ EXAMPLES = r"""
     interfaces:
       - name: ens1f0np0
         mtu: 9000
+
+- name: Tell the guard how Ansible reaches the node (as playbooks/tune-rdma.yml does)
+  hpcnet.rdma.nic_tuning:
+    management_address: "{{ ansible_host | default(inventory_hostname) }}"
+    # local and container connections do not use the node's network
+    management_connection: "{{ 'none' if ansible_connection | default('ssh') in ['local', 'community.docker.docker'] else 'network' }}"
+    interfaces:
+      - driver: mlx5_core
+        mtu: 9000
 """
 
 RETURN = r"""

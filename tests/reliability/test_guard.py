@@ -49,7 +49,7 @@ def build(ns: str) -> None:
     ip("netns", "add", ns)
     n = ["-n", ns]
     ip(*n, "link", "set", "lo", "up")
-    for a, b in (("a0", "a1"), ("b0", "b1"), ("d0", "d1"), ("e0", "e1")):
+    for a, b in (("a0", "a1"), ("b0", "b1"), ("d0", "d1"), ("e0", "e1"), ("x0", "x1")):
         ip(*n, "link", "add", a, "type", "veth", "peer", "name", b)
     ip(*n, "link", "add", "bra", "type", "bridge")
     ip(*n, "link", "set", "a1", "master", "bra")
@@ -59,7 +59,9 @@ def build(ns: str) -> None:
     ip(*n, "addr", "add", "10.92.0.1/24", "dev", "bmv")
     ip(*n, "addr", "add", "fe80::d0/64", "dev", "d0", "nodad")
     ip(*n, "addr", "add", "10.95.0.1/24", "dev", "e0")
-    for name in ("a0", "a1", "bra", "b0", "b1", "bmv", "d0", "d1", "e0", "e1"):
+    ip(*n, "addr", "add", "10.93.0.1/24", "dev", "x0")
+    ip(*n, "addr", "add", "10.93.0.2/24", "dev", "x1")
+    for name in ("a0", "a1", "bra", "b0", "b1", "bmv", "d0", "d1", "e0", "e1", "x0", "x1"):
         ip(*n, "link", "set", name, "up")
 
 
@@ -77,10 +79,38 @@ def netns() -> Iterator[Dict[str, str]]:
         shutil.rmtree(jdir, ignore_errors=True)
 
 
+# An "sshd" (a process named so with prctl) holding an established TCP connection to 10.93.0.1
+# (on x0) from 10.93.0.2, which runs the module as its child without SSH_CONNECTION: what a module
+# run with become through sudo's env_reset sees.
+FAKE_SSHD = r"""
+import ctypes, os, signal, socket, subprocess, sys, time
+srv = socket.socket()
+srv.bind(("10.93.0.1", 2222))
+srv.listen()
+client = os.fork()
+if client == 0:
+    quiet = os.open(os.devnull, os.O_RDWR)
+    os.dup2(quiet, 1)
+    os.dup2(quiet, 2)
+    cli = socket.create_connection(("10.93.0.1", 2222), source_address=("10.93.0.2", 0))
+    time.sleep(300)
+    os._exit(0)
+conn, _peer = srv.accept()
+ctypes.CDLL(None).prctl(15, b"sshd", 0, 0, 0)
+try:
+    rc = subprocess.call(sys.argv[1:])
+finally:
+    os.kill(client, signal.SIGKILL)
+    os.waitpid(client, 0)
+sys.exit(rc)
+"""
+
+
 def run(env: Dict[str, str], module: str, params: Dict[str, Any], ssh: Optional[str] = None,
-        check: bool = False) -> Dict[str, Any]:
+        check: bool = False, sshd: bool = False) -> Dict[str, Any]:
     """One real module call inside the netns; ``ssh`` is the SSH_CONNECTION its environment has
-    (none: as after sudo's env_reset, or a local/docker connection)."""
+    (none: as after sudo's env_reset, or a local/docker connection); with ``sshd`` the module is
+    the child of :data:`FAKE_SSHD`."""
     params = dict(params, journal_dir=env["journal_dir"])
     if module == "nic_tuning":
         # runtime only, always: the node root is the real / here, and a guard that failed to refuse
@@ -93,7 +123,10 @@ def run(env: Dict[str, str], module: str, params: Dict[str, Any], ssh: Optional[
                  "LC_ALL": "C"}
     if ssh:
         child_env["SSH_CONNECTION"] = ssh
-    proc = subprocess.run(["ip", "netns", "exec", env["ns"], sys.executable, RUNNER, job], env=child_env,
+    argv = [sys.executable, RUNNER, job]
+    if sshd:
+        argv = [sys.executable, "-c", FAKE_SSHD] + argv
+    proc = subprocess.run(["ip", "netns", "exec", env["ns"]] + argv, env=child_env,
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300, check=False)
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
     assert len(lines) == 1, "no result: rc=%d stderr=%s" % (proc.returncode, proc.stderr[-2000:])
@@ -172,3 +205,18 @@ def test_lowering_a_nic_journals_the_macvlan_the_kernel_lowers_with_it(netns):
     rolled = run(netns, "tuning_state", {"action": "rollback"})
     assert rolled["rc"] == 0 and not rolled.get("unrestorable"), rolled
     assert mtus(netns["ns"]) == before
+
+
+def test_become_without_ssh_connection_finds_the_sshd_parents_connection(netns):
+    """No SSH_CONNECTION, no management_address: the sshd among the parents tells the path."""
+    before = mtus(netns["ns"])
+    result = run(netns, "nic_tuning", {"interfaces": [{"name": "x0", "mtu": 1400}]}, sshd=True)
+    assert result.get("failed"), result
+    assert "x0 carries the Ansible connection; changing mtu could cut it off (x0 holds 10.93.0.1 (the connection " \
+           "of sshd (pid " in result["msg"], result["msg"]
+    assert mtus(netns["ns"]) == before
+    # the path is known, so a NIC off it is tuned
+    result = run(netns, "nic_tuning", {"interfaces": [{"name": "e0", "mtu": 1400}]}, sshd=True)
+    assert result["rc"] == 0 and result["changed"], result
+    assert sorted(result["management"]["interfaces"]) == ["x0", "x1"] and result["management"]["determined"]
+    assert mtus(netns["ns"]) == dict(before, e0=1400)

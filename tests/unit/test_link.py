@@ -337,6 +337,8 @@ SSH = "SSH_CONNECTION"
     # link-local with the node's zone, or without it (read from the sshd socket): compared as addresses
     ([("fe80::aa%mv0", "node", SSH), ("fe80::1%mv0", "peer", SSH)], ["mv0", "v0", "v1"]),
     ([("fe80:0:0::aa", "node", "the connection of sshd (pid 9)")], ["mv0", "v0", "v1"]),
+    # an IPv4 connection on a dual-stack socket, as /proc/net/tcp6 shows it
+    ([("::ffff:10.9.0.1", "node", "the connection of sshd (pid 9)")], ["br0", "v0", "v1"]),
     # the controller's ansible_host: held here, or NATed and reached by a route
     ([("10.9.2.1", "controller", "management_address")], ["mv0", "v0", "v1"]),
     ([("198.51.100.1", "controller", "management_address")], ["br0", "v0", "v1"]),
