@@ -717,14 +717,17 @@ def read_management_path(host: Host, net: Dict[str, Dict[str, Any]], management_
 
 
 # ---------------------------------------------------------------------- plan (pure)
-def dragged(ifname: str, mtu: int, net: Dict[str, Dict[str, Any]]) -> List[Tuple[str, int, str]]:
+def dragged(ifname: str, mtu: int, net: Dict[str, Dict[str, Any]],
+            own: Tuple[str, ...] = ()) -> List[Tuple[str, int, str]]:
     """Devices stacked on ``ifname`` (VLAN, macvlan, ... and those on them) whose MTU is above
-    ``mtu``: the kernel lowers them with it.  ``(name, current mtu, relation)``, the topmost first."""
+    ``mtu``: the kernel lowers them with it.  ``(name, current mtu, relation)``, the topmost first.
+    Devices in ``own`` get an MTU of their own in this call: neither they nor what sits on them
+    are dragged from here."""
     out: List[Tuple[str, int, str]] = []
     for name in sorted(net):
         obs = net[name]
-        if obs.get("link") == ifname and obs.get("kind") in STACKED and obs["mtu"] > mtu:
-            out.extend(dragged(name, mtu, net))
+        if obs.get("link") == ifname and obs.get("kind") in STACKED and obs["mtu"] > mtu and name not in own:
+            out.extend(dragged(name, mtu, net, own))
             out.append((name, obs["mtu"], " (%s on %s, which the kernel lowers with it)" % (obs["kind"], ifname)))
     return out
 
@@ -760,7 +763,7 @@ def _order_mtu_changes(p: Plan, net: Dict[str, Dict[str, Any]]) -> Plan:
 
 
 def _check_stack(wanted: Dict[str, Dict[str, Any]], observed: Dict[str, Dict[str, Any]],
-                 net: Dict[str, Dict[str, Any]], allow_low_mtu: bool) -> Dict[str, List[Tuple[str, int, str]]]:
+                 net: Dict[str, Dict[str, Any]]) -> Dict[str, List[Tuple[str, int, str]]]:
     """Validate MTUs against the stacking and return, per interface whose MTU goes down, the
     stacked devices the kernel lowers with it (those not given an MTU of their own)."""
     out: Dict[str, List[Tuple[str, int, str]]] = {}
@@ -776,7 +779,7 @@ def _check_stack(wanted: Dict[str, Dict[str, Any]], observed: Dict[str, Dict[str
         mtu = wanted[name].get("mtu")
         if mtu is None or mtu >= observed[name]["mtu"]:
             continue
-        uppers = [u for u in dragged(name, mtu, net) if "mtu" not in wanted.get(u[0], {})]
+        uppers = dragged(name, mtu, net, tuple(n for n in wanted if "mtu" in wanted[n]))
         for upper, _before, relation in uppers:
             check_mtu_floor(name, mtu, net[upper], True, True, relation)
         if uppers:
@@ -823,7 +826,7 @@ def plan(chosen: Dict[str, Dict[str, Any]], observed: Dict[str, Dict[str, Any]],
     capped: List[Dict[str, Any]] = []
     wanted = dict((n, desired_values(n, chosen[n], observed[n], cap, capped, allow_low_mtu, runtime))
                   for n in sorted(chosen))
-    drags = _check_stack(wanted, observed, net, allow_low_mtu) if runtime else {}
+    drags = _check_stack(wanted, observed, net) if runtime else {}
     p = Plan()
     previous: Dict[str, Any] = {}
     diffs: Dict[str, List[str]] = {}

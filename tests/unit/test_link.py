@@ -536,3 +536,19 @@ def test_module_warns_about_an_earlier_link_file(node):
     assert len(m.warnings) == 1 and m.warnings[0].startswith(
         "/etc/systemd/network/00-site.link sorts before 10-hpcnet-rdma-data0.link and matches data0 (OriginalName=data*)")
     assert "[Match]\nOriginalName=data0\n" in node.read("/etc/systemd/network/10-hpcnet-rdma-data0.link")
+
+
+def test_a_device_given_its_own_mtu_is_not_dragged_nor_what_sits_on_it():
+    """NIC 9000 -> 4000, macvlan on it 9000 -> 2000 (its own), VLAN on the macvlan 9000: the VLAN
+    follows the macvlan (2000), planned once, topmost first."""
+    net = {
+        "eth1": dict(VLANS["ens1f0np0"], name="eth1", mtu=9000),
+        "mv1": dict(VLANS["ens1f0np0.100"], name="mv1", kind="macvlan", link="eth1", mtu=9000),
+        "mv1.7": dict(VLANS["ens1f0np0.100"], name="mv1.7", kind="vlan", link="mv1", mtu=9000),
+    }
+    chosen = {"eth1": {"mtu": 4000}, "mv1": {"mtu": 2000}}
+    observed = dict((n, _obs(n, net)) for n in chosen)
+    out = _link.plan(chosen, observed, "runtime", False, [], False, {}, J, net=net)
+    assert [(c.key, c.after) for c in out["plan"]] == [
+        ("nic:mv1.7:mtu", 2000), ("nic:mv1:mtu", 2000), ("nic:eth1:mtu", 4000)]
+    assert out["dragged"] == {"mv1": ["mv1.7"]}
