@@ -8,7 +8,7 @@ any module wrote.
 Only ``tuning_state`` imports this file.  A module that writes keys hands its engine just the
 ``DOMAINS`` maps of its own domain files, so its AnsiballZ payload does not carry the others.
 A new domain file is added here, or rollback cannot restore its keys
-(tests/unit/test_domain.py checks every ``DOMAINS`` map in module_utils is listed).
+(tests/unit/plugins/module_utils/test_engine_domains.py checks every ``DOMAINS`` map in module_utils is listed).
 """
 from __future__ import annotations
 

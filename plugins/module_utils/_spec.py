@@ -7,7 +7,7 @@
 Each piece is a mapping of option name to its spec; :func:`argument_spec` adds the pieces a
 module uses to its own options.  Their documentation lives in the doc fragments of the same
 name (``plugins/doc_fragments/journal.py``, ``mode.py``, ``interfaces.py``);
-``tests/unit/test_module_docs.py`` checks every module's spec against its resolved docs.
+``tests/unit/plugins/modules/test_docs.py`` checks every module's spec against its resolved docs.
 """
 from __future__ import annotations
 

@@ -13,8 +13,8 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils import _mlnx_qos
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import HostError, NotSupported
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
 
-from .conftest import fixture, mlx5, veth
-from .fake_qos import FakeQos, QosNode
+from ...conftest import fixture, mlx5, veth
+from ...fake_qos import FakeQos, QosNode
 
 
 # --------------------------------------------------------------------------- mlnx_qos

@@ -21,7 +21,7 @@ import pytest
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _pkg, _rdma
 from ansible_collections.hpcnet.rdma.plugins.modules import fabric_info, rdma_packages, rdma_stack, tuning_state
 
-from .conftest import FIXTURES, Failed, FakeModule, FakeNode, fixture, veth
+from ...conftest import FIXTURES, Failed, FakeModule, FakeNode, fixture, veth
 
 KVER = "6.1.0-57-amd64"
 GID = 4242

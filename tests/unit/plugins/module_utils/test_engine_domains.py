@@ -20,7 +20,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils._host import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PLUGINS = os.path.join(HERE, "..", "..", "plugins")
+PLUGINS = os.path.join(HERE, "..", "..", "..", "..", "plugins")
 MU = "ansible_collections.hpcnet.rdma.plugins.module_utils"
 ALL_PREFIXES = ["dcb", "devnode", "dir", "ecn", "file", "irq", "kmod", "mlnx_qos", "nic", "pkg", "rdma",
                 "rdmacm", "rxe", "service", "sysctl"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _kmodfiles, _rdma
 
-from .conftest import fixture
+from ...conftest import fixture
 
 
 # ---------------------------------------------------------------- kernel module metadata (captured, Debian 6.1)

@@ -23,7 +23,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils import _journal, _spec
 
 COLLECTION = "hpcnet.rdma"
 PKG = "ansible_collections.hpcnet.rdma.plugins"
-MODULES_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "plugins", "modules")
+MODULES_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "plugins", "modules")
 MODULES = sorted(f[:-3] for f in os.listdir(MODULES_DIR) if f.endswith(".py") and not f.startswith("_"))
 
 

@@ -12,7 +12,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils import _link
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
 from ansible_collections.hpcnet.rdma.plugins.modules import nic_tuning
 
-from .conftest import Failed, FakeModule, fixture, mlx5, veth
+from ...conftest import Failed, FakeModule, fixture, mlx5, veth
 
 J = "/var/lib/hpcnet-rdma"
 

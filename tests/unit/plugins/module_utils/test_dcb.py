@@ -14,8 +14,8 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils import _dcb
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import HostError, NotSupported
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError, is_not_supported
 
-from .conftest import fixture, mlx5, veth
-from .fake_qos import FakeQos, QosNode
+from ...conftest import fixture, mlx5, veth
+from ...fake_qos import FakeQos, QosNode
 
 
 # --------------------------------------------------------------------------- dcb -j pfc show

@@ -15,7 +15,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils import _iproute
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
 
-from .conftest import fixture, mlx5, veth
+from ...conftest import fixture, mlx5, veth
 
 
 # --------------------------------------------------------------------------- ip -j -d link

@@ -14,7 +14,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils import _irq, _irqplan
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import HostError
 from ansible_collections.hpcnet.rdma.plugins.modules import irq_affinity, tuning_state
 
-from .conftest import Failed, FakeModule, fixture
+from ...conftest import Failed, FakeModule, fixture
 
 TWO_NUMA = fixture("interrupts.mlx5_ice.2numa.txt")
 VIRTIO = fixture("interrupts.virtio_net.captured.txt")

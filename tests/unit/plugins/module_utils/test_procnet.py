@@ -11,7 +11,7 @@ import pytest
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _procnet
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
 
-from .conftest import fixture
+from ...conftest import fixture
 
 
 def test_softnet_stat_captured_6x_layout():

@@ -14,8 +14,8 @@ import pytest
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _qosboot
 from ansible_collections.hpcnet.rdma.plugins.modules import roce_qos, roce_qos_info, tuning_state
 
-from .conftest import Failed, FakeModule, FakeNic, mlx5
-from .fake_qos import FakeQos, FakeRdma, QosNode
+from ...conftest import Failed, FakeModule, FakeNic, mlx5
+from ...fake_qos import FakeQos, FakeRdma, QosNode
 
 J = "/var/lib/hpcnet-rdma"
 FULL = {"pfc": [3], "dscp_map": {26: 3, 48: 6}, "ecn": {}, "cnp": {"dscp": 48, "priority": 6}, "rdma_mtu": 4096}

@@ -9,7 +9,7 @@ import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _parsing
 
-from .conftest import fixture
+from ...conftest import fixture
 
 
 # --------------------------------------------------------------------------- is_not_supported

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _pkg, _pkgtools
 
-from .conftest import fixture
+from ...conftest import fixture
 
 
 # ---------------------------------------------------------------- package tools (captured on Debian 12)

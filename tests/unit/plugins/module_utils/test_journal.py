@@ -377,7 +377,7 @@ def test_partial_rollback_of_the_last_generation(host):
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _journal as journal_module  # noqa: E402
 from ansible_collections.hpcnet.rdma.plugins.modules import nic_tuning, sysctl_tuning, tuning_state  # noqa: E402
 
-from .conftest import Failed, FakeModule, veth  # noqa: E402
+from ...conftest import Failed, FakeModule, veth  # noqa: E402
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils import _ethtool, _fabr
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
 
-from .conftest import fixture, mlx5, veth
+from ...conftest import fixture, mlx5, veth
 
 
 def rings(rx, rx_mini, rx_jumbo, tx):

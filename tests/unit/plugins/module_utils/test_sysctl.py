@@ -12,7 +12,7 @@ import pytest
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _sysctl
 from ansible_collections.hpcnet.rdma.plugins.modules import sysctl_tuning
 
-from .conftest import Failed, FakeModule
+from ...conftest import Failed, FakeModule
 
 F = _sysctl.DEFAULT_FILE
 J = "/var/lib/hpcnet-rdma"

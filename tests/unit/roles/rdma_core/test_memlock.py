@@ -28,8 +28,8 @@ import ansible_collections.hpcnet.rdma as collection
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _rdma
 from ansible_collections.hpcnet.rdma.plugins.modules import rdma_stack
 
-from .conftest import FakeModule, veth
-from .test_rdma_modules import RdmaNode, rollback, untouched
+from ...conftest import FakeModule, veth
+from ...plugins.modules.test_rdma_stack_packages import RdmaNode, rollback, untouched
 
 try:   # ansible-core 2.19 renders only strings trusted as templates (what it loads from playbooks)
     from ansible.template import trust_as_template

@@ -11,7 +11,7 @@ import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.modules import nic_tuning, sysctl_tuning, tuning_state
 
-from .conftest import Failed, FakeModule, mlx5, veth
+from ...conftest import Failed, FakeModule, mlx5, veth
 
 SYSCTLS = {"net.ipv4.tcp_rmem": [4096, 87380, 268435456], "net.ipv4.tcp_sack": 0, "vm.swappiness": 10}
 NICS = [{"driver": "mlx5_core", "mtu": 9000, "rings": {"rx": 4096, "tx": 4096}, "channels": {"combined": 16},
@@ -38,7 +38,7 @@ def sysctl(node, check=False, **params):
 
 def nic(node, check=False, **params):
     params.setdefault("interfaces", NICS)
-    # the fake node has no connection to guard (the guard itself: tests/unit/test_link.py)
+    # the fake node has no connection to guard (the guard itself: tests/unit/plugins/module_utils/test_link.py)
     params.setdefault("management_connection", "none")
     return nic_tuning.run(FakeModule(nic_tuning.ARGUMENT_SPEC, params, check_mode=check), node.host())
 

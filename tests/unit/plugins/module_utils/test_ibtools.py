@@ -12,8 +12,8 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils import _ibtools
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
 
-from .conftest import fixture, mlx5
-from .fake_qos import FakeRdma, QosNode
+from ...conftest import fixture, mlx5
+from ...fake_qos import FakeRdma, QosNode
 
 
 # --------------------------------------------------------------------------- ibv_devinfo
