@@ -566,8 +566,8 @@ def _holders(net: Dict[str, Dict[str, Any]], ip: Any) -> List[str]:
 
 def _resolve(path: ManagementPath, net: Dict[str, Dict[str, Any]], ep: Endpoint, route: RouteLookup) -> None:
     ip, zone = split_zone(ep.address)
-    what = "%s (%s: %s)" % (ep.address, ep.source, {"node": "the node's end", "peer": "the controller's end",
-                                                   "controller": "the address Ansible connects to"}[ep.side])
+    sides = {"node": "the node's end", "peer": "the controller's end", "controller": "the address Ansible connects to"}
+    what = "%s (%s: %s)" % (ep.address, ep.source, sides[ep.side])
     if ip is None:
         path.notes.append("%s is not an IP address (names are not resolved on the node)" % what)
         return
@@ -773,8 +773,8 @@ def _check_stack(wanted: Dict[str, Dict[str, Any]], observed: Dict[str, Dict[str
             limit = wanted.get(lower, {}).get("mtu", net[lower]["mtu"])
             if wanted[name]["mtu"] > limit:
                 raise ValueError("interfaces: %s mtu=%d is above %d, the MTU of %s, the %s's lower device (after "
-                                 "this call); the kernel refuses it" % (name, wanted[name]["mtu"], limit, lower,
-                                                                       net[name]["kind"]))
+                                 "this call); the kernel refuses it"
+                                 % (name, wanted[name]["mtu"], limit, lower, net[name]["kind"]))
     for name in sorted(wanted):
         mtu = wanted[name].get("mtu")
         if mtu is None or mtu >= observed[name]["mtu"]:

@@ -20,6 +20,7 @@ J = "/var/lib/hpcnet-rdma"
 def NO_ROUTE(address, oif):
     return None, "no route (test)"
 
+
 MLX = {"name": "ens1f0np0", "driver": "mlx5_core", "mtu": 1500, "min_mtu": 68, "max_mtu": 9978,
        "address": "b8:ce:f6:00:00:01", "permaddr": None,
        "addresses": [{"family": "inet", "local": "10.10.1.5", "prefixlen": 16}],
