@@ -15,8 +15,8 @@ description:
   - O(action=status) reports every key the collection changed, its original, its current value and
     the journal's generations (one per module call that changed something). It changes nothing.
   - O(action=rollback) restores originals in reverse order of first change. Runtime values are
-    written back, files are restored byte for byte with their mode, and files the collection
-    created are removed. O(scope=all) restores everything and empties the journal (but for keys it
+    written back, files are restored byte for byte with their mode, owner and SELinux label, and
+    files and directories the collection created are removed. O(scope=all) restores everything and empties the journal (but for keys it
     could not restore); O(scope=last) undoes only the newest generation.
   - Rollback is best effort per key. A key that cannot be restored (its interface was removed, a
     package purge is refused because a later package depends on it, a file path is now a directory)
