@@ -24,8 +24,6 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, Hos
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9+._-]*$")
-APT_ENV = ["env", "DEBIAN_FRONTEND=noninteractive", "APT_LISTCHANGES_FRONTEND=none", "NEEDRESTART_MODE=l"]
-APT_OPTS = ["-y", "-q", "-o", "Dpkg::Options::=--force-confdef", "-o", "Dpkg::Options::=--force-confold"]
 # where each package manager's tools live (stock paths; resolved under the Host root for tests)
 MANAGERS = (("apt", ("/usr/bin/apt-get", "/usr/bin/dpkg-query")), ("dnf", ("/usr/bin/dnf", "/usr/bin/rpm")))
 
@@ -44,7 +42,7 @@ def read_states(host: Host, names: List[str]) -> Dict[str, str]:
     if not names:
         return {}
     if manager(host) == "apt":
-        _rc, out, _err = host.run(["dpkg-query", "-W", "-f", "${Package}\\t${db:Status-Status}\\n"] + names)
+        _rc, out, _err = _pkgtools.DPKG_QUERY.run(host, "status", names=names)
         found = _pkgtools.parse_dpkg_query_status(out)
         states = {}
         for n in names:
@@ -53,7 +51,7 @@ def read_states(host: Host, names: List[str]) -> Dict[str, str]:
         return states
     states = {}
     for n in names:
-        rc, _out, _err = host.run(["rpm", "-q", "--quiet", n])
+        rc, _out, _err = _pkgtools.RPM.run(host, "query", name=n)
         states[n] = "installed" if rc == 0 else "absent"
     return states
 
@@ -68,13 +66,16 @@ def write_value(host: Host, name: str, value: Any) -> None:
     apt = manager(host) == "apt"
     if value == "installed":
         if apt:
-            host.run_ok(APT_ENV + ["apt-get", "install", "--no-install-recommends"] + APT_OPTS + [name])
+            _pkgtools.APT_NONINTERACTIVE.call(host, "install", name=name)
         else:
-            host.run_ok(["dnf", "install", "-y", "-q", "--setopt=install_weak_deps=False", name])
+            _pkgtools.DNF.call(host, "install", name=name)
     elif value == "absent":
-        host.run_ok(APT_ENV + ["dpkg", "--purge", name] if apt else ["rpm", "-e", name])
+        if apt:
+            _pkgtools.APT_NONINTERACTIVE.call(host, "purge", name=name)
+        else:
+            _pkgtools.RPM.call(host, "erase", name=name)
     elif value == "config-files" and apt:
-        host.run_ok(APT_ENV + ["dpkg", "--remove", name])
+        _pkgtools.APT_NONINTERACTIVE.call(host, "remove", name=name)
     else:
         raise HostError("package %s: cannot bring it to state %r" % (name, value))
 
@@ -124,7 +125,7 @@ def resolve(host: Host, missing: List[str], recommends: bool, distro: str) -> Li
     if not missing:
         return []
     if manager(host) == "apt":
-        _rc, out, _err = host.run(["apt-cache", "policy"] + missing)
+        _rc, out, _err = _pkgtools.APT_CACHE.run(host, "policy", names=missing)
         policy = _pkgtools.parse_apt_cache_policy(out)
         unknown = [n for n in missing if not (policy.get(n) or {}).get("candidate")]
         if unknown:
@@ -132,25 +133,25 @@ def resolve(host: Host, missing: List[str], recommends: bool, distro: str) -> Li
                              "misspelt name, another distribution's name, or stale package lists: "
                              "update_cache: true runs apt-get update)" % (", ".join(unknown), distro))
         flag = "--install-recommends" if recommends else "--no-install-recommends"
-        rc, out, err = host.run(["apt-get", "install", "-s", "-q", flag] + missing)
+        rc, out, err = _pkgtools.APT_GET.run(host, "simulate", recommends=flag, names=missing)
         if rc != 0:
             raise ValueError("packages: apt-get cannot install %s on %s: %s"
                              % (", ".join(missing), distro, " ".join((err or out).split())[-400:]))
         sim = _pkgtools.parse_apt_simulate(out)
         order = [i["name"] for i in sim["install"]]
-        _rc, dep_out, _err = host.run(["apt-cache", "depends", "--important"] + order) if order else (0, "", "")
+        _rc, dep_out, _err = _pkgtools.APT_CACHE.run(host, "depends", names=order) if order else (0, "", "")
         deps = _pkgtools.parse_apt_cache_depends(dep_out)
         upgrades = ["%s %s -> %s" % (u["name"], u["from"], u["version"]) for u in sim["upgrade"]]
         removals = [r["name"] for r in sim["remove"]]
     else:
-        rc, out, err = host.run(["dnf", "-q", "repoquery", "--qf", "%{name}"] + missing)
+        rc, out, err = _pkgtools.DNF.run(host, "names", names=missing)
         known = set(out.split())
         unknown = [n for n in missing if n not in known]
         if unknown:
             raise ValueError("packages: %s not available for %s (dnf repoquery finds no such package in the "
                              "enabled repositories)" % (", ".join(unknown), distro))
-        weak = "--setopt=install_weak_deps=%s" % ("True" if recommends else "False")
-        _rc, out, err = host.run(["dnf", "install", "--assumeno", weak] + missing)
+        weak = "True" if recommends else "False"
+        _rc, out, err = _pkgtools.DNF.run(host, "simulate", weak=weak, names=missing)
         sim = _pkgtools.parse_dnf_transaction(out)
         if not sim["install"]:
             raise ValueError("packages: dnf cannot install %s on %s: %s"
@@ -158,7 +159,7 @@ def resolve(host: Host, missing: List[str], recommends: bool, distro: str) -> Li
         order = sim["install"]
         deps = {}
         for n in order:
-            _rc, req, _err = host.run(["dnf", "-q", "repoquery", "--requires", "--resolve", "--qf", "%{name}", n])
+            _rc, req, _err = _pkgtools.DNF.run(host, "requires", name=n)
             deps[n] = req.split()
         upgrades, removals = sim["upgrade"], sim["remove"]
     if upgrades or removals:
@@ -203,6 +204,6 @@ def distro_name(host: Host) -> str:
 
 def update_cache(host: Host) -> None:
     if manager(host) == "apt":
-        host.run_ok(APT_ENV + ["apt-get", "update", "-q"])
+        _pkgtools.APT_NONINTERACTIVE.call(host, "update")
     else:
-        host.run_ok(["dnf", "-q", "makecache"])
+        _pkgtools.DNF.call(host, "makecache")

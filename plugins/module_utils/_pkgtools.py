@@ -2,11 +2,14 @@
 # Copyright (c) 2026 hpcnet.rdma contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Parsers of the package tools' output: ``apt-cache policy``, ``apt-get -s install``,
-``apt-cache depends``, ``dpkg-query -W`` and dnf 4's transaction table.
+"""The package tools: their argv tables (apt-get, apt-cache, dpkg-query, dpkg, dnf, rpm) and the
+parsers of their output: ``apt-cache policy``, ``apt-get -s install``, ``apt-cache depends``,
+``dpkg-query -W`` and dnf 4's transaction table.
 
 These parsers are lenient (lines they do not know are skipped, empty output is an empty answer):
-the ``pkg`` domain (``_pkg.py``) runs the commands and judges the exit codes.
+the ``pkg`` domain (``_pkg.py``) runs the commands through the tables and judges the exit codes.
+Argv tokens go through ``str.format``: the literal braces of ``${Package}`` and ``%{name}`` are
+written ``{{ }}``.
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import re
 from typing import Dict, List, Optional
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import split_field
+from ansible_collections.hpcnet.rdma.plugins.module_utils._runner import Tool
 
 
 def parse_apt_cache_policy(text: str) -> Dict[str, Dict[str, Optional[str]]]:
@@ -105,3 +109,32 @@ def parse_dnf_transaction(text: str) -> Dict[str, List[str]]:
         if section and raw.startswith(" ") and line and not line.startswith(("replacing", "=")):
             out[section].append(line.split()[0])
     return out
+
+
+# --------------------------------------------------------------------------- the tools
+# apt and dpkg that change the node run non-interactively: under env(1) with the frontends silenced
+APT_ENV = ["DEBIAN_FRONTEND=noninteractive", "APT_LISTCHANGES_FRONTEND=none", "NEEDRESTART_MODE=l"]
+APT_OPTS = ["-y", "-q", "-o", "Dpkg::Options::=--force-confdef", "-o", "Dpkg::Options::=--force-confold"]
+
+APT_NONINTERACTIVE = Tool("env", {
+    "install": APT_ENV + ["apt-get", "install", "--no-install-recommends"] + APT_OPTS + ["{name}"],
+    "update": APT_ENV + ["apt-get", "update", "-q"],
+    "purge": APT_ENV + ["dpkg", "--purge", "{name}"],
+    "remove": APT_ENV + ["dpkg", "--remove", "{name}"],
+})
+APT_GET = Tool("apt-get", {"simulate": ["install", "-s", "-q", "{recommends}", "{*names}"]},
+               parsers={"simulate": parse_apt_simulate})
+APT_CACHE = Tool("apt-cache", {
+    "policy": ["policy", "{*names}"],
+    "depends": ["depends", "--important", "{*names}"],
+}, parsers={"policy": parse_apt_cache_policy, "depends": parse_apt_cache_depends})
+DPKG_QUERY = Tool("dpkg-query", {"status": ["-W", "-f", "${{Package}}\\t${{db:Status-Status}}\\n", "{*names}"]},
+                  parsers={"status": parse_dpkg_query_status})
+DNF = Tool("dnf", {
+    "install": ["install", "-y", "-q", "--setopt=install_weak_deps=False", "{name}"],
+    "makecache": ["-q", "makecache"],
+    "names": ["-q", "repoquery", "--qf", "%{{name}}", "{*names}"],
+    "requires": ["-q", "repoquery", "--requires", "--resolve", "--qf", "%{{name}}", "{name}"],
+    "simulate": ["install", "--assumeno", "--setopt=install_weak_deps={weak}", "{*names}"],
+}, parsers={"simulate": parse_dnf_transaction})
+RPM = Tool("rpm", {"query": ["-q", "--quiet", "{name}"], "erase": ["-e", "{name}"]})

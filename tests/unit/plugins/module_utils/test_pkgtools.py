@@ -6,7 +6,12 @@
 outputs (tests/unit/fixtures/README.md)."""
 from __future__ import annotations
 
+from typing import Any, List, Tuple
+
+import pytest
+
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _pkg, _pkgtools
+from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 
 from ...conftest import fixture
 
@@ -53,3 +58,85 @@ def test_dnf_transaction():
     assert sim["install"][5:] == ["libibumad", "libibverbs", "librdmacm", "pciutils-libs", "perl-Getopt-Long"]
     assert sim["upgrade"] == [] and sim["remove"] == []
     assert _pkgtools.parse_dnf_transaction("Dependencies resolved.\nNothing to do.\nComplete!\n")["install"] == []
+
+
+# ---------------------------------------------------------------- the tools, through the runner
+ENV = ["env", "DEBIAN_FRONTEND=noninteractive", "APT_LISTCHANGES_FRONTEND=none", "NEEDRESTART_MODE=l"]
+DPKG_OPTS = ["-y", "-q", "-o", "Dpkg::Options::=--force-confdef", "-o", "Dpkg::Options::=--force-confold"]
+
+
+@pytest.mark.parametrize("tool, action, values, argv", [
+    (_pkgtools.APT_NONINTERACTIVE, "install", {"name": "rdma-core"},
+     ENV + ["apt-get", "install", "--no-install-recommends"] + DPKG_OPTS + ["rdma-core"]),
+    (_pkgtools.APT_NONINTERACTIVE, "update", {}, ENV + ["apt-get", "update", "-q"]),
+    (_pkgtools.APT_NONINTERACTIVE, "purge", {"name": "rdma-core"}, ENV + ["dpkg", "--purge", "rdma-core"]),
+    (_pkgtools.APT_NONINTERACTIVE, "remove", {"name": "rdma-core"}, ENV + ["dpkg", "--remove", "rdma-core"]),
+    (_pkgtools.APT_GET, "simulate", {"recommends": "--no-install-recommends", "names": ["a", "b"]},
+     ["apt-get", "install", "-s", "-q", "--no-install-recommends", "a", "b"]),
+    (_pkgtools.APT_CACHE, "policy", {"names": ["rdma-core", "libibverbs1"]},
+     ["apt-cache", "policy", "rdma-core", "libibverbs1"]),
+    (_pkgtools.APT_CACHE, "depends", {"names": ["rdma-core"]}, ["apt-cache", "depends", "--important", "rdma-core"]),
+    # str.format: the doubled braces are dpkg-query's own ${...} fields, written as the tool wants them
+    (_pkgtools.DPKG_QUERY, "status", {"names": ["rdma-core", "perftest"]},
+     ["dpkg-query", "-W", "-f", "${Package}\\t${db:Status-Status}\\n", "rdma-core", "perftest"]),
+    (_pkgtools.DNF, "install", {"name": "rdma-core"},
+     ["dnf", "install", "-y", "-q", "--setopt=install_weak_deps=False", "rdma-core"]),
+    (_pkgtools.DNF, "makecache", {}, ["dnf", "-q", "makecache"]),
+    # and dnf's %{name} query format
+    (_pkgtools.DNF, "names", {"names": ["rdma-core", "perftest"]},
+     ["dnf", "-q", "repoquery", "--qf", "%{name}", "rdma-core", "perftest"]),
+    (_pkgtools.DNF, "requires", {"name": "rdma-core"},
+     ["dnf", "-q", "repoquery", "--requires", "--resolve", "--qf", "%{name}", "rdma-core"]),
+    (_pkgtools.DNF, "simulate", {"weak": "True", "names": ["rdma-core"]},
+     ["dnf", "install", "--assumeno", "--setopt=install_weak_deps=True", "rdma-core"]),
+    (_pkgtools.RPM, "query", {"name": "rdma-core"}, ["rpm", "-q", "--quiet", "rdma-core"]),
+    (_pkgtools.RPM, "erase", {"name": "rdma-core"}, ["rpm", "-e", "rdma-core"]),
+])
+def test_argv_tables(tool, action, values, argv):
+    assert tool.argv(action, **values) == argv
+
+
+def test_dpkg_query_format_is_literal_text_for_the_tool():
+    fmt = _pkgtools.DPKG_QUERY.argv("status", names=[])[3]
+    assert fmt == "${Package}" + "\\t" + "${db:Status-Status}" + "\\n"    # backslash escapes dpkg-query expands
+    assert "{{" not in fmt and "}}" not in fmt
+
+
+class Recorder(object):
+    def __init__(self, answer: Tuple[int, str, str]) -> None:
+        self.answer = answer
+        self.calls: List[List[str]] = []
+
+    def __call__(self, argv: List[str]) -> Tuple[int, str, str]:
+        self.calls.append(list(argv))
+        return self.answer
+
+
+def answering(tmp_path: Any, rc: int, out: str = "", err: str = "") -> Tuple[Host, Recorder]:
+    rec = Recorder((rc, out, err))
+    return Host(root=str(tmp_path), runner=rec, bin_path=lambda name: name), rec
+
+
+@pytest.mark.parametrize("tool, action, values, message", [
+    (_pkgtools.APT_NONINTERACTIVE, "install", {"name": "nope"},
+     "env DEBIAN_FRONTEND=noninteractive APT_LISTCHANGES_FRONTEND=none NEEDRESTART_MODE=l apt-get install "
+     "--no-install-recommends -y -q -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold nope "
+     "failed (rc=100): E: Unable to locate package nope"),
+    (_pkgtools.APT_NONINTERACTIVE, "purge", {"name": "nope"},
+     "env DEBIAN_FRONTEND=noninteractive APT_LISTCHANGES_FRONTEND=none NEEDRESTART_MODE=l dpkg --purge nope "
+     "failed (rc=100): E: Unable to locate package nope"),
+    (_pkgtools.DNF, "makecache", {}, "dnf -q makecache failed (rc=100): E: Unable to locate package nope"),
+    (_pkgtools.RPM, "erase", {"name": "nope"}, "rpm -e nope failed (rc=100): E: Unable to locate package nope"),
+])
+def test_failure_names_tool_and_argv(tmp_path, tool, action, values, message):
+    host, rec = answering(tmp_path, 100, "", "E: Unable to locate package nope\n")
+    with pytest.raises(HostError) as e:
+        tool.call(host, action, **values)
+    assert str(e.value) == message
+    assert rec.calls == [tool.argv(action, **values)]
+
+
+def test_parsers_are_declared_with_their_actions(tmp_path):
+    host, _rec = answering(tmp_path, 0, "rdma-core\tinstalled\nperftest\tconfig-files\n")
+    assert _pkgtools.DPKG_QUERY.call(host, "status", names=["rdma-core", "perftest"]) == {
+        "rdma-core": "installed", "perftest": "config-files"}
