@@ -30,7 +30,7 @@ import re
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _ibtools, _kmodfiles
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _ibtools, _kmod, _kmodfiles, _systemd
 from ansible_collections.hpcnet.rdma.plugins.module_utils._domain import Refused
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import is_not_supported
@@ -85,7 +85,7 @@ class _Kmod(object):
         if current == value or (value == "absent" and current == "builtin"):
             return
         if value == "loaded":
-            host.run_ok(["modprobe", name])
+            _kmod.MODPROBE.call(host, "load", name=name)
             return
         if value != "absent":
             raise HostError("kernel module %s: cannot bring it to state %r" % (name, value))
@@ -95,7 +95,7 @@ class _Kmod(object):
         if refcnt not in ("", "0") or holders:
             raise Refused("kernel module %s is in use (refcnt %s%s); left loaded"
                           % (name, refcnt, ", used by " + ", ".join(holders) if holders else ""))
-        rc, out, err = host.run(["rmmod", name])
+        rc, out, err = _kmod.RMMOD.run(host, "unload", name=name)
         if rc != 0:
             msg = " ".join((err or out).split())
             if "in use" in msg:
@@ -261,12 +261,12 @@ def settle(host: Host, timeout: float = 20.0) -> None:
     """Wait until udev has handled the new devices' events and rdma-core's rdma-load-modules@ units
     (started by its udev rules when an RDMA device appears) have finished loading ULP modules."""
     if host.exists("/run/udev/control"):
-        host.run(["udevadm", "settle", "--timeout=%d" % int(timeout)])
+        _systemd.UDEVADM.run(host, "settle", timeout=int(timeout))
     if not host.isdir("/run/systemd/system"):
         return
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        _rc, jobs, _err = host.run(["systemctl", "list-jobs", "--no-legend", "--plain"])
+        _rc, jobs, _err = _systemd.SYSTEMCTL.run(host, "list_jobs")
         if "rdma-load-modules@" not in jobs and "rdma-hw.target" not in jobs:
             return
         time.sleep(0.5)

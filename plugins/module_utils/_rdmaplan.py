@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _iproute, _rdma
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _iproute, _rdma, _systemd
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
@@ -204,11 +204,10 @@ def reapply_udev_rule(host: Host, result: Dict[str, Any]) -> None:
     if "file:" + _rdma.UDEV_RULE not in keys or not host.exists("/run/udev/control"):
         return
     try:
-        host.run_ok(["udevadm", "control", "--reload"])
-        host.run_ok(["udevadm", "trigger", "--action=change", "--subsystem-match=infiniband_verbs",
-                     "--subsystem-match=infiniband_mad"])
-        host.run_ok(["udevadm", "trigger", "--action=change", "--sysname-match=rdma_cm"])
-        host.run_ok(["udevadm", "settle", "--timeout=10"])
+        _systemd.UDEVADM.call(host, "reload")
+        _systemd.UDEVADM.call(host, "trigger_rdma_subsystems")
+        _systemd.UDEVADM.call(host, "trigger_sysname", sysname="rdma_cm")
+        _systemd.UDEVADM.call(host, "settle", timeout=10)
     except HostError as e:
         result["notes"].append("udev did not re-apply the rule to existing devices: %s" % e)
 

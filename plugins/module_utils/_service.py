@@ -13,6 +13,7 @@ import sys
 from typing import Any, Dict, Optional
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils._systemd import SYSTEMCTL
 
 
 def systemd_running(host: Host) -> bool:
@@ -22,11 +23,11 @@ def systemd_running(host: Host) -> bool:
 def read_value(host: Host, unit: str) -> Optional[Dict[str, Any]]:
     if not systemd_running(host):
         return None
-    _rc, enabled, _err = host.run(["systemctl", "is-enabled", unit])
+    _rc, enabled, _err = SYSTEMCTL.run(host, "is_enabled", unit=unit)
     enabled = enabled.strip() or "not-found"
     if enabled == "not-found":
         return None
-    _rc, active, _err = host.run(["systemctl", "is-active", unit])
+    _rc, active, _err = SYSTEMCTL.run(host, "is_active", unit=unit)
     return {"active": active.strip() in ("active", "activating", "reloading"), "enabled": enabled}
 
 
@@ -37,9 +38,9 @@ def write_value(host: Host, unit: str, value: Optional[Dict[str, Any]]) -> None:
     if current is None:
         raise HostError("service %s is not installed (or systemd is not running)" % unit)
     if current["enabled"] != value["enabled"] and value["enabled"] in ("enabled", "disabled"):
-        host.run_ok(["systemctl", "enable" if value["enabled"] == "enabled" else "disable", unit])
+        SYSTEMCTL.call(host, "enable" if value["enabled"] == "enabled" else "disable", unit=unit)
     if current["active"] != value["active"]:
-        host.run_ok(["systemctl", "start" if value["active"] else "stop", unit])
+        SYSTEMCTL.call(host, "start" if value["active"] else "stop", unit=unit)
 
 
 def same(actual: Any, wanted: Any) -> bool:
@@ -53,4 +54,4 @@ DOMAINS = {"service": sys.modules[__name__]}
 def try_restart(host: Host, unit: str) -> None:
     """Restart ``unit`` if it is running (after its configuration changed)."""
     if systemd_running(host):
-        host.run_ok(["systemctl", "try-restart", unit])
+        SYSTEMCTL.call(host, "try_restart", unit=unit)
