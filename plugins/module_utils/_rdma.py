@@ -30,7 +30,7 @@ import re
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _ibtools, _kmod, _kmodfiles, _systemd
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _getent, _ibtools, _kmod, _kmodfiles, _systemd
 from ansible_collections.hpcnet.rdma.plugins.module_utils._domain import Refused
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import is_not_supported
@@ -286,11 +286,8 @@ def consequence_plan(tree: Optional[Dict[str, Any]], new: List[str]) -> Plan:
 
 def group_gid(host: Host, group: str) -> Optional[int]:
     """The group's id through NSS (``getent group``: local, LDAP, SSSD); None when unknown."""
-    rc, out, _err = host.run(["getent", "group", group])
-    if rc != 0 or not out.strip():
-        return None
-    fields = out.strip().splitlines()[0].split(":")
-    return int(fields[2]) if len(fields) > 2 and fields[2].isdigit() else None
+    rc, out, _err = _getent.GETENT.run(host, "group", name=group)
+    return _getent.parse_group_gid(out) if rc == 0 else None
 
 
 def device_nodes(host: Host, kinds: List[str]) -> List[str]:
