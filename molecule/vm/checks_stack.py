@@ -4,7 +4,6 @@ verbs traffic between the two VMs; imported by the vm test modules."""
 import json
 import time
 
-import pytest
 import testinfra
 
 from checks_tuned import assert_boot_unit_ran
@@ -93,7 +92,12 @@ def test_ib_write_bw_between_the_vms_as_a_member_of_rdma(host, request):
     memory and /dev/infiniband access both needed), connected through the RDMA CM (-R: ToS 106)."""
     me = hostname(host)
     if me != "vm1":
-        pytest.skip("ib_write_bw runs once, from vm1 to vm2 (this is %s)" % me)
+        # The transfer runs once, vm1 -> vm2 (vm1's instance runs first): vm2 is the server side,
+        # whose log the client's run left behind; the server must not be left running.
+        log = host.file("/tmp/hpcnet-bw-server.log")
+        assert log.exists and log.size > 0, "vm1's run left no ib_write_bw server log on %s" % me
+        assert host.run("pgrep -x ib_write_bw").rc == 1, "an ib_write_bw server is still running on %s" % me
+        return
     peer_name, peer_ip = PEER[me]
     peer = testinfra.get_host("ansible://" + peer_name, ansible_inventory=host.backend.ansible_inventory)
     args = "ib_write_bw -d rxe0 -R -F -n 200 -s 65536 --report_gbits"
