@@ -228,3 +228,23 @@ def node(tmp_path: Any) -> FakeNode:
     n = FakeNode(str(tmp_path / "root"))
     os.makedirs(n.root)
     return n
+
+
+class Recorder(object):
+    """The runner a Host gets in tool tests: records argv, answers with a canned (rc, stdout, stderr)."""
+
+    def __init__(self, answer: Tuple[int, str, str]) -> None:
+        self.answer = answer
+        self.calls: List[List[str]] = []
+
+    def __call__(self, argv: List[str]) -> Tuple[int, str, str]:
+        self.calls.append(list(argv))
+        return self.answer
+
+
+def host_answering(tmp_path: Any, rc: int, out: str = "", err: str = "",
+                   bin_dir: str = "/usr/sbin/") -> Tuple[Host, Recorder]:
+    """A Host on ``tmp_path`` whose every command answers ``(rc, out, err)``; tools resolve to
+    ``bin_dir + name`` (``""``: the bare name)."""
+    rec = Recorder((rc, out, err))
+    return Host(root=str(tmp_path), runner=rec, bin_path=lambda name: bin_dir + name), rec

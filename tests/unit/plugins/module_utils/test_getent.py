@@ -10,7 +10,7 @@ import pytest
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _getent
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import HostError
 
-from .test_runner import host_answering
+from ...conftest import host_answering
 
 
 def test_argv_table():

@@ -6,14 +6,12 @@
 outputs (tests/unit/fixtures/README.md)."""
 from __future__ import annotations
 
-from typing import Any, List, Tuple
-
 import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _pkg, _pkgtools
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils._host import HostError
 
-from ...conftest import fixture
+from ...conftest import fixture, host_answering
 
 
 # ---------------------------------------------------------------- package tools (captured on Debian 12)
@@ -102,21 +100,6 @@ def test_dpkg_query_format_is_literal_text_for_the_tool():
     assert "{{" not in fmt and "}}" not in fmt
 
 
-class Recorder(object):
-    def __init__(self, answer: Tuple[int, str, str]) -> None:
-        self.answer = answer
-        self.calls: List[List[str]] = []
-
-    def __call__(self, argv: List[str]) -> Tuple[int, str, str]:
-        self.calls.append(list(argv))
-        return self.answer
-
-
-def answering(tmp_path: Any, rc: int, out: str = "", err: str = "") -> Tuple[Host, Recorder]:
-    rec = Recorder((rc, out, err))
-    return Host(root=str(tmp_path), runner=rec, bin_path=lambda name: name), rec
-
-
 @pytest.mark.parametrize("tool, action, values, message", [
     (_pkgtools.APT_NONINTERACTIVE, "install", {"name": "nope"},
      "env DEBIAN_FRONTEND=noninteractive APT_LISTCHANGES_FRONTEND=none NEEDRESTART_MODE=l apt-get install "
@@ -129,7 +112,7 @@ def answering(tmp_path: Any, rc: int, out: str = "", err: str = "") -> Tuple[Hos
     (_pkgtools.RPM, "erase", {"name": "nope"}, "rpm -e nope failed (rc=100): E: Unable to locate package nope"),
 ])
 def test_failure_names_tool_and_argv(tmp_path, tool, action, values, message):
-    host, rec = answering(tmp_path, 100, "", "E: Unable to locate package nope\n")
+    host, rec = host_answering(tmp_path, 100, "", "E: Unable to locate package nope\n", bin_dir="")
     with pytest.raises(HostError) as e:
         tool.call(host, action, **values)
     assert str(e.value) == message
@@ -137,6 +120,6 @@ def test_failure_names_tool_and_argv(tmp_path, tool, action, values, message):
 
 
 def test_parsers_are_declared_with_their_actions(tmp_path):
-    host, _rec = answering(tmp_path, 0, "rdma-core\tinstalled\nperftest\tconfig-files\n")
+    host, _rec = host_answering(tmp_path, 0, "rdma-core\tinstalled\nperftest\tconfig-files\n", bin_dir="")
     assert _pkgtools.DPKG_QUERY.call(host, "status", names=["rdma-core", "perftest"]) == {
         "rdma-core": "installed", "perftest": "config-files"}

@@ -6,12 +6,14 @@
 check with an error naming the tool and argv, and the parser applied to stdout."""
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple
+from typing import Optional
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError, NotSupported
+from ansible_collections.hpcnet.rdma.plugins.module_utils._host import HostError, NotSupported
 from ansible_collections.hpcnet.rdma.plugins.module_utils._runner import Failure, Tool, rc_check
+
+from ...conftest import host_answering
 
 
 def _must_say_done(rc: int, out: str, err: str) -> Optional[Failure]:
@@ -26,23 +28,6 @@ DEMO = Tool("demo", {
     "bare": [],
     "strict": ["apply", "{ifname}"],
 }, parsers={"show": lambda out: {"parsed": out.strip()}}, checks={"strict": _must_say_done})
-
-
-class Recorder(object):
-    """The runner Host gets: records argv, answers with a canned (rc, stdout, stderr)."""
-
-    def __init__(self, answer: Tuple[int, str, str]) -> None:
-        self.answer = answer
-        self.calls: List[List[str]] = []
-
-    def __call__(self, argv: List[str]) -> Tuple[int, str, str]:
-        self.calls.append(list(argv))
-        return self.answer
-
-
-def host_answering(tmp_path: Any, rc: int, out: str = "", err: str = "") -> Tuple[Host, Recorder]:
-    rec = Recorder((rc, out, err))
-    return Host(root=str(tmp_path), runner=rec, bin_path=lambda name: "/usr/sbin/" + name), rec
 
 
 @pytest.mark.parametrize("action, values, argv", [

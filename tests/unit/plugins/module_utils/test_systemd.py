@@ -10,7 +10,7 @@ import pytest
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._systemd import SYSTEMCTL, UDEVADM
 
-from .test_runner import host_answering
+from ...conftest import host_answering
 
 UNIT = "irqbalance.service"
 
