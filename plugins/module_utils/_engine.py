@@ -232,6 +232,11 @@ class Engine(object):
         self.domains = Domains(*domains)
         self.journal = Journal(host, journal_dir)
         self.journal_dir = journal_dir
+        params = getattr(module, "params", None) or {}
+        # _spec.RUN: the run this call belongs to, and the release scope (see _release)
+        self.run_id: Optional[str] = params.get("journal_run") or None
+        self.release_scope: Optional[str] = params.get("release_scope") or None
+        self._warned: set = set()
 
     def fail(self, msg: str, **kwargs: Any) -> None:
         self.module.fail_json(msg=msg, **kwargs)
@@ -271,7 +276,7 @@ class Engine(object):
         takes the lock for that alone when there is such a generation it can read back.
         """
         self.preflight()
-        plan, previous = self._build(build, restore)
+        plan, previous = self._build(build, restore, name)
         work = bool(plan) or (on_success is not None and on_success(True, {}))
         interrupted = self._reconcilable()
         if self.module.check_mode or not (work or interrupted or self._debris()):
@@ -296,7 +301,7 @@ class Engine(object):
                               % (self.journal_dir, reason))
                 self.journal.load()
                 reconciled = self.reconcile()
-                plan, previous = self._build(build, restore)
+                plan, previous = self._build(build, restore, name)
                 out = self.execute(name, plan, previous, result, record, restore)
                 if reconciled:
                     out["reconciled"] = reconciled
@@ -307,15 +312,56 @@ class Engine(object):
             self.fail(str(e))
         return {}
 
-    def _build(self, build: Callable[[], Tuple[Plan, Dict[str, Any]]], restore: bool = False) -> Tuple[Plan, Dict[str, Any]]:
+    def _build(self, build: Callable[[], Tuple[Plan, Dict[str, Any]]], restore: bool = False,
+               name: str = "") -> Tuple[Plan, Dict[str, Any]]:
         try:
             plan, previous = build()
             if not restore:   # a replaced file keeps its owner and label; rollback restores them exactly
                 plan = _files.keep_attributes(plan)
-            return with_parent_dirs(self.host, plan, previous), previous
+            plan = with_parent_dirs(self.host, plan, previous)
+            if self.release_scope and not restore:
+                plan = self._release(name, plan, previous)
+            return plan, previous
         except (ValueError, HostError) as e:
             self.fail(str(e))
             raise AssertionError("fail_json returned")
+
+    def _release(self, name: str, plan: Plan, previous: Dict[str, Any]) -> Plan:
+        """``release_scope``: every key this module journaled in earlier calls of the same scope
+        that this call does not manage goes back to its pre-tuning original, in this call's
+        generation (a profile switch: a key the new profile does not set is not left at the old
+        profile's value).  Managed are the keys the planner read (``previous``) and the parent
+        directories of the files among them.  A key that cannot be read any more (its interface is
+        gone) is left in the journal with a warning, for rollback to report."""
+        managed = set(previous) | set(plan.keys())
+        for key in list(managed):
+            if key.startswith("file:"):
+                path = key.split(":", 1)[1]
+                while "/" in path.strip("/"):
+                    path = path.rsplit("/", 1)[0]
+                    managed.add("dir:" + path)
+        released = self.journal.released(name, self.release_scope, managed)
+        going = set(t.target for t in released)
+        for target in released:
+            if target.domain == "dir" and not target.after and self._holds_others(target.target, going):
+                continue   # a directory we created that holds files of other calls: rollback decides
+            try:
+                current = self.domains.read_value(self.host, target.key)
+            except HostError as e:
+                if target.key in self._warned:   # build runs twice (unlocked, then under the lock)
+                    continue
+                self._warned.add(target.key)
+                self.module.warn("release_scope %s: %s is no longer managed but cannot be read to return it to its "
+                                 "original (%s); it stays in the journal" % (self.release_scope, target.key, e))
+                continue
+            previous[target.key] = current
+            if not self.domains.same(target.key, current, target.after):
+                plan.add(target.key, current, target.after)
+        return plan
+
+    def _holds_others(self, path: str, going: set) -> bool:
+        """A directory that still holds something besides the paths being released with it."""
+        return any(path.rstrip("/") + "/" + n not in going for n in self.host.listdir(path))
 
     def _debris(self) -> List[str]:
         """Temp files killed runs left (journal directory, next to journaled files)."""
@@ -373,7 +419,7 @@ class Engine(object):
             return out
         if restore:
             return self._restore(plan, out, current)
-        gen = self.journal.begin(name, plan) if record else None
+        gen = self.journal.begin(name, plan, run=self.run_id, scope=self.release_scope) if record else None
         try:
             verified, refused = apply_plan(self.host, plan, self.domains)
         except ApplyError as e:

@@ -12,7 +12,10 @@ Layout (``/var/lib/hpcnet-rdma/`` by default)::
 * ``originals[key] = {"value": V, "generation": G, "seq": S}``: the value before the collection
   first touched ``key``; later generations never overwrite it.  ``seq`` orders first touches.
 * ``generations[i] = {"id", "module", "time", "status", "changes": [{"key","before","after"}]}``:
-  one per module call that changed something.  ``status`` is ``applying`` from the moment the
+  one per module call that changed something.  Optional ``run``: the id the calls of one run share
+  (the tuning role sets it), so rollback ``scope=last`` undoes the newest run as one unit; optional
+  ``scope``: the call's ``release_scope``, so a later call of the same module and scope can return
+  the keys it no longer manages to their originals (a profile switch).  ``status`` is ``applying`` from the moment the
   originals are recorded until the call verified its changes (``applied``); a generation a killed
   run left ``applying`` is reconciled by the next locked run (``reconciled`` holds when).
 
@@ -37,7 +40,7 @@ import re
 import stat
 import tempfile
 import time
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Change, Plan
@@ -61,7 +64,7 @@ _KEY = re.compile(r"^([a-z_]+):([^\x00-\x1f\x7f]+)$")
 _MODE = re.compile(r"^0?[0-7]{3,4}$")
 _TOP_FIELDS = frozenset(["schema", "originals", "generations", "next_generation"])
 _ORIGINAL_FIELDS = frozenset(["value", "generation", "seq"])
-_GENERATION_FIELDS = frozenset(["id", "module", "status", "time", "changes", "reconciled"])
+_GENERATION_FIELDS = frozenset(["id", "module", "status", "time", "changes", "reconciled", "run", "scope"])
 _CHANGE_FIELDS = frozenset(["key", "before", "after"])
 # Typed fields of a file state (see _host.FileState; a field a later schema adds passes as JSON).
 _FILE_FIELDS = {"content": str, "mode": str, "link": str, "notify": str, "absent": bool,
@@ -251,7 +254,7 @@ class _Checker(object):
             raise self.bad("%s: id %r is not a positive integer" % (where, gen["id"]))
         if gen["status"] not in STATUSES:
             raise self.bad("%s: status %r is not one of %s" % (where, gen["status"], ", ".join(STATUSES)))
-        for field in ("module", "time", "reconciled"):
+        for field in ("module", "time", "reconciled", "run", "scope"):
             if field in gen and not isinstance(gen[field], str):
                 raise self.bad("%s: %s must be a string" % (where, field))
         for j, change in enumerate(gen["changes"]):
@@ -451,7 +454,7 @@ class Journal(object):
         return [g for g in self.data["generations"] if g.get("status") == "applying"]
 
     # ------------------------------------------------------------------ updates
-    def begin(self, module: str, plan: Plan) -> int:
+    def begin(self, module: str, plan: Plan, run: Optional[str] = None, scope: Optional[str] = None) -> int:
         """Record a generation before it is applied; originals only for keys seen first now."""
         data = self.data
         gen_id = data["next_generation"]
@@ -460,10 +463,13 @@ class Journal(object):
             if c.key not in data["originals"]:
                 data["originals"][c.key] = {"value": c.before, "generation": gen_id, "seq": seq}
                 seq += 1
-        data["generations"].append({
-            "id": gen_id, "module": module, "status": "applying", "time": _now(),
-            "changes": plan.as_list(),
-        })
+        gen: Dict[str, Any] = {"id": gen_id, "module": module, "status": "applying", "time": _now(),
+                               "changes": plan.as_list()}
+        if run:
+            gen["run"] = run
+        if scope:
+            gen["scope"] = scope
+        data["generations"].append(gen)
         data["next_generation"] = gen_id + 1
         self._save()
         return gen_id
@@ -511,23 +517,25 @@ class Journal(object):
         data["generations"] = [g for g in data["generations"] if g["id"] != gen_id or g["changes"]]
         self._save()
 
-    def restored(self, keys: Iterable[str], gen_id: Optional[int] = None) -> None:
+    def restored(self, keys: Iterable[str], gen_ids: Optional[Sequence[int]] = None) -> None:
         """Rollback restored ``keys``: forget them, keep every key it could not restore.
 
-        Without ``gen_id`` (scope all) each key leaves the originals and every generation; with it
-        (scope last) the key leaves that generation, and its original only when that generation
-        introduced it.  Generations left without changes are dropped; an empty journal is removed.
+        Without ``gen_ids`` (scope all) each key leaves the originals and every generation; with
+        them (scope last: the generations of the newest run) the key leaves those generations, and
+        its original only when one of them introduced it.  Generations left without changes are
+        dropped; an empty journal is removed.
         """
         keys = set(keys)
         data = self.data
-        if gen_id is not None:
-            self._drop(gen_id, keys)
+        if gen_ids is not None:
+            for gen_id in gen_ids:
+                self._drop(gen_id, keys)
         else:
             for gen in data["generations"]:
                 gen["changes"] = [c for c in gen["changes"] if c["key"] not in keys]
             data["originals"] = dict((k, v) for k, v in data["originals"].items() if k not in keys)
         data["generations"] = [g for g in data["generations"]
-                               if g["changes"] or (gen_id is not None and g["id"] != gen_id)]
+                               if g["changes"] or (gen_ids is not None and g["id"] not in gen_ids)]
         self._save()
 
     def clear(self) -> None:
@@ -541,15 +549,41 @@ class Journal(object):
         entries = sorted(self.data["originals"].items(), key=lambda kv: kv[1]["seq"], reverse=True)
         return [Change(k, None, v["value"]) for k, v in entries]
 
-    def rollback_last_targets(self) -> List[Change]:
+    def last_run(self) -> List[Dict[str, Any]]:
+        """The newest generation and, when it carries a ``run``, every generation of that run,
+        oldest first: the unit ``rollback scope=last`` undoes."""
         gens = self.data["generations"]
         if not gens:
             return []
-        return [Change(c["key"], None, c["before"]) for c in reversed(gens[-1]["changes"])]
+        run = gens[-1].get("run")
+        if not run:
+            return [gens[-1]]
+        return [g for g in gens if g.get("run") == run]
 
-    def last_generation(self) -> Optional[Dict[str, Any]]:
-        gens = self.data["generations"]
-        return gens[-1] if gens else None
+    def rollback_last_targets(self) -> List[Change]:
+        """(key, value before the newest run) pairs, newest change first; a key the run changed in
+        several generations goes back to its value before the first of them."""
+        targets: Dict[str, Change] = {}
+        order: List[str] = []
+        for gen in reversed(self.last_run()):
+            for c in reversed(gen["changes"]):
+                if c["key"] not in targets:
+                    order.append(c["key"])
+                targets[c["key"]] = Change(c["key"], None, c["before"])
+        return [targets[k] for k in order]
+
+    def released(self, module: str, scope: str, managed: Iterable[str]) -> List[Change]:
+        """Keys ``module`` journaled in generations of release ``scope`` that are not in
+        ``managed``: (key, original) pairs, newest first touch first (files before the directories
+        created for them), the order to return them to their originals in."""
+        managed = set(managed)
+        keys = set()
+        for gen in self.data["generations"]:
+            if gen.get("module") == module and gen.get("scope") == scope:
+                keys.update(c["key"] for c in gen["changes"])
+        entries = sorted(((k, v) for k, v in self.data["originals"].items() if k in keys and k not in managed),
+                         key=lambda kv: kv[1]["seq"], reverse=True)
+        return [Change(k, None, v["value"]) for k, v in entries]
 
 
 def _fsync_dir(path: str) -> None:

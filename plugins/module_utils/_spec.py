@@ -26,6 +26,9 @@ SELECTORS = ("name", "glob", "driver", "subnet")
 # Where the on-node journal lives (doc fragment hpcnet.rdma.journal).
 JOURNAL_DIR: Spec = {"journal_dir": {"type": "path", "default": DEFAULT_DIR}}
 
+# The run a call belongs to and its release scope (doc fragment hpcnet.rdma.run; _engine reads them).
+RUN: Spec = {"journal_run": {"type": "str"}, "release_scope": {"type": "str"}}
+
 # Live values, boot-time files, or both (doc fragment hpcnet.rdma.mode).
 MODE: Spec = {"mode": {"type": "str", "choices": list(MODES), "default": "both"}}
 

@@ -76,6 +76,7 @@ attributes:
 extends_documentation_fragment:
   - hpcnet.rdma.attributes
   - hpcnet.rdma.journal
+  - hpcnet.rdma.run
   - hpcnet.rdma.mode
 notes:
   - O(mode=runtime) writes the masks only; O(mode=persist) installs only the boot-time applier and does
@@ -150,6 +151,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _irq, _irqplan, _service, _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils._engine import Engine
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
 _POLICY = dict(type="str", choices=list(_irq.POLICIES))
 
@@ -164,7 +166,7 @@ ARGUMENT_SPEC = _spec.argument_spec(dict(
     policy=dict(_POLICY, default="spread-local"),
     reserved_cpus=dict(type="str", default=""),
     irqbalance=dict(type="str", choices=["ban", "stop", "leave"], default="ban"),
-), _spec.MODE, _spec.JOURNAL_DIR)
+), _spec.MODE, _spec.JOURNAL_DIR, _spec.RUN)
 
 
 def entries_of(params: dict) -> list:
@@ -193,8 +195,9 @@ def applier_source() -> str:
 
 def run(module, host: Host) -> dict:
     params = module.params
-    if not params["interfaces"]:
-        module.fail_json(msg="interfaces: at least one interface is required")
+    if not params["interfaces"] and not params["release_scope"]:
+        module.fail_json(msg="interfaces: at least one interface is required (or release_scope, to return what "
+                             "earlier calls of that scope set to the originals)")
     try:   # the input itself first, on every node and in every mode (a bake has no target NICs)
         entries = _irqplan.validate(entries_of(params))
     except ValueError as e:
@@ -203,6 +206,8 @@ def run(module, host: Host) -> dict:
     extra = {"irqs": {}, "notes": [], "refused": []}
 
     def build():
+        if not entries:   # release only (release_scope): the engine plans every earlier key back
+            return Plan(), {}
         assignments = {}
         current = {}
         if params["mode"] != "persist":

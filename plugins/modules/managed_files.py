@@ -60,6 +60,7 @@ attributes:
 extends_documentation_fragment:
   - hpcnet.rdma.attributes
   - hpcnet.rdma.journal
+  - hpcnet.rdma.run
 """
 
 EXAMPLES = r"""
@@ -117,7 +118,7 @@ ARGUMENT_SPEC = _spec.argument_spec(dict(
         mode=dict(type="raw", default="0644"),
         state=dict(type="str", choices=["present", "absent"], default="present"),
     )),
-), _spec.JOURNAL_DIR)
+), _spec.JOURNAL_DIR, _spec.RUN)
 
 _MODE = re.compile(r"^0?[0-7]{3}$")
 

@@ -176,6 +176,7 @@ attributes:
 extends_documentation_fragment:
   - hpcnet.rdma.attributes
   - hpcnet.rdma.journal
+  - hpcnet.rdma.run
   - hpcnet.rdma.mode
 """
 
@@ -262,6 +263,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _link, _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils._engine import Engine
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
 _INT = dict(type="int")
 _BOOL = dict(type="bool")
@@ -283,13 +285,14 @@ ARGUMENT_SPEC = _spec.argument_spec(dict(
     management_address=dict(type="str"),
     management_connection=dict(type="str", choices=["network", "none"], default="network"),
     allow_low_mtu=dict(type="bool", default=False),
-), _spec.MODE, _spec.JOURNAL_DIR)
+), _spec.MODE, _spec.JOURNAL_DIR, _spec.RUN)
 
 
 def run(module, host: Host) -> dict:
     params = module.params
-    if not params["interfaces"]:
-        module.fail_json(msg="interfaces: at least one selection is required")
+    if not params["interfaces"] and not params["release_scope"]:
+        module.fail_json(msg="interfaces: at least one selection is required (or release_scope, to return what "
+                             "earlier calls of that scope set to the originals)")
     engine = Engine(module, host, params["journal_dir"], domains=(_link.DOMAINS,))
     extra = {"interfaces": {}, "capped": []}
 
@@ -302,6 +305,8 @@ def run(module, host: Host) -> dict:
             module.warn(msg)
 
     def build():
+        if not params["interfaces"]:   # release only (release_scope): the engine plans every earlier key back
+            return Plan(), {}
         net = _link.read_network(host)
         links = _link.observe(host, net)
         chosen = _link.select(params["interfaces"], links, params["defaults"])

@@ -50,6 +50,7 @@ attributes:
 extends_documentation_fragment:
   - hpcnet.rdma.attributes
   - hpcnet.rdma.journal
+  - hpcnet.rdma.run
 notes:
   - Maintainer scripts may leave things a purge does not undo; on Debian, C(libibverbs1) creates the
     system group C(rdma) and it stays after rollback.
@@ -118,7 +119,7 @@ ARGUMENT_SPEC = _spec.argument_spec(dict(
     packages=dict(type="list", elements="str", required=True),
     install_recommends=dict(type="bool", default=False),
     update_cache=dict(type="bool", default=False),
-), _spec.JOURNAL_DIR)
+), _spec.JOURNAL_DIR, _spec.RUN)
 
 
 def run(module, host: Host) -> dict:

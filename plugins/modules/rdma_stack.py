@@ -129,6 +129,7 @@ attributes:
 extends_documentation_fragment:
   - hpcnet.rdma.attributes
   - hpcnet.rdma.journal
+  - hpcnet.rdma.run
   - hpcnet.rdma.mode
 """
 
@@ -241,7 +242,7 @@ ARGUMENT_SPEC = _spec.argument_spec(dict(
     netns_mode=dict(type="str", choices=["exclusive", "shared"]),
     kernel_release=dict(type="str"),
     on_not_possible=dict(type="str", choices=["fail", "warn"], default="fail"),
-), _spec.MODE, _spec.JOURNAL_DIR)
+), _spec.MODE, _spec.JOURNAL_DIR, _spec.RUN)
 
 
 def run(module, host: Host) -> dict:

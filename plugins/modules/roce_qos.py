@@ -140,6 +140,7 @@ extends_documentation_fragment:
   - hpcnet.rdma.attributes
   - hpcnet.rdma.interfaces
   - hpcnet.rdma.journal
+  - hpcnet.rdma.run
   - hpcnet.rdma.mode
 notes:
   - All selected interfaces get the same QoS, because the fabric must agree on one traffic class.
@@ -274,6 +275,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _qos, _qosplan, _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils._engine import Engine
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
 ARGUMENT_SPEC = _spec.argument_spec(dict(
     interfaces=dict(type="list", elements="dict", required=True, options=_spec.argument_spec(_spec.SELECTOR)),
@@ -291,13 +293,14 @@ ARGUMENT_SPEC = _spec.argument_spec(dict(
     rdma_mtu=dict(type="int", choices=list(_qos.RDMA_MTUS)),
     backend=dict(type="str", choices=["auto", "dcb", "mlnx_qos"], default="auto"),
     on_unsupported=dict(type="str", choices=["warn", "fail"], default="warn"),
-), _spec.MODE, _spec.JOURNAL_DIR)
+), _spec.MODE, _spec.JOURNAL_DIR, _spec.RUN)
 
 
 def run(module, host: Host) -> dict:
     params = module.params
-    if not params["interfaces"]:
-        module.fail_json(msg="interfaces: at least one selection is required")
+    if not params["interfaces"] and not params["release_scope"]:
+        module.fail_json(msg="interfaces: at least one selection is required (or release_scope, to return what "
+                             "earlier calls of that scope set to the originals)")
     try:
         desired = _qos.validate(params)
     except ValueError as e:
@@ -307,6 +310,8 @@ def run(module, host: Host) -> dict:
     notes = []
 
     def build():
+        if not params["interfaces"]:   # release only (release_scope): the engine plans every earlier key back
+            return Plan(), {}
         seen = _qosplan.observe(host, params["interfaces"], params["backend"], desired["roce_mode"], params["mode"])
         planned = _qosplan.plan(desired, seen, params["on_unsupported"], params["mode"])
         extra.update(_qosplan.returned(planned))

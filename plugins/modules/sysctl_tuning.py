@@ -62,6 +62,7 @@ attributes:
 extends_documentation_fragment:
   - hpcnet.rdma.attributes
   - hpcnet.rdma.journal
+  - hpcnet.rdma.run
   - hpcnet.rdma.mode
 """
 
@@ -130,6 +131,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _spec, _sysctl
 from ansible_collections.hpcnet.rdma.plugins.module_utils._engine import Engine
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
 
 ARGUMENT_SPEC = _spec.argument_spec(dict(
@@ -137,13 +139,14 @@ ARGUMENT_SPEC = _spec.argument_spec(dict(
     file=dict(type="path", default=_sysctl.DEFAULT_FILE),
     on_unsettable=dict(type="str", choices=["fail", "warn"], default="fail"),
     context=dict(type="str", choices=["auto", "host", "container"], default="auto"),
-), _spec.MODE, _spec.JOURNAL_DIR)
+), _spec.MODE, _spec.JOURNAL_DIR, _spec.RUN)
 
 
 def run(module, host: Host) -> dict:
     params = module.params
-    if not params["sysctls"]:
-        module.fail_json(msg="sysctls: at least one key is required")
+    if not params["sysctls"] and not params["release_scope"]:
+        module.fail_json(msg="sysctls: at least one key is required (or release_scope, to return what earlier "
+                             "calls of that scope set to the originals)")
     try:
         file_path = _sysctl.check_file(params["file"])
         raw = _sysctl.normalize_keys(params["sysctls"])
@@ -153,6 +156,8 @@ def run(module, host: Host) -> dict:
     extra = {"unsettable": [], "sysctls": {}}
 
     def build():
+        if not raw:   # release only (release_scope): the engine plans every earlier key back
+            return Plan(), {}
         keys = list(raw)
         in_container = host.in_container() if params["context"] == "auto" else params["context"] == "container"
         planned = _sysctl.plan(

@@ -14,10 +14,13 @@ author:
 description:
   - O(action=status) reports every key the collection changed, its original, its current value and
     the journal's generations (one per module call that changed something). It changes nothing.
+  - Status also names every key whose live value has drifted from the value the collection last set
+    (RV(drift)) and the applied profile (RV(profile)).
   - O(action=rollback) restores originals in reverse order of first change. Runtime values are
     written back, files are restored byte for byte with their mode, owner and SELinux label, and
     files and directories the collection created are removed. O(scope=all) restores everything and empties the journal (but for keys it
-    could not restore); O(scope=last) undoes only the newest generation.
+    could not restore); O(scope=last) undoes only the newest run (every generation that shares the newest
+    generation's C(journal_run), such as a whole profile switch; a generation without one is a run of its own).
   - Rollback is best effort per key. A key that cannot be restored (its interface was removed, a
     package purge is refused because a later package depends on it, a file path is now a directory)
     does not stop the others and nothing already restored is re-applied. Each such key is listed in
@@ -36,10 +39,17 @@ options:
     choices: [status, rollback]
     default: status
   scope:
-    description: With O(action=rollback), C(all) restores every original; C(last) undoes the newest generation only.
+    description: With O(action=rollback), C(all) restores every original; C(last) undoes the newest run only.
     type: str
     choices: [all, last]
     default: all
+  profile_file:
+    description:
+      - With O(action=status), the file where the C(hpcnet.rdma.tuning) role records the applied profile
+        (name, digest of its resolved values, inheritance chain); it is journaled like every other file,
+        so rollback returns it with the rest. RV(profile) shows it with the time it was applied.
+    type: path
+    default: /etc/hpcnet-rdma/profile.json
   on_unrestorable:
     description:
       - With O(action=rollback), what a key that could not be restored does to the task.
@@ -82,7 +92,24 @@ generations:
   type: list
   elements: dict
   sample: [{"id": 1, "module": "sysctl_tuning", "status": "applied", "time": "2026-12-02T15:00:00Z",
-            "keys": ["sysctl:net.ipv4.tcp_rmem"]}]
+            "run": "20261202T150000-4711", "scope": "tuning.sysctl", "keys": ["sysctl:net.ipv4.tcp_rmem"]}]
+drift:
+  description:
+    - Keys whose live value differs from the value the collection last set (or that cannot be read any
+      more), each with the applied and current value (files as size, sha256, mode and owner) and the
+      generation that set it.
+  returned: when O(action=status)
+  type: list
+  elements: dict
+  sample: [{"key": "sysctl:net.core.rmem_max", "applied": "268435456", "current": "212992", "since_generation": 3}]
+profile:
+  description:
+    - The profile recorded in O(profile_file) (C(name), C(digest), C(chain), C(description)), with
+      C(applied_at) and C(generation), the journal generation that wrote it; null when no profile is recorded.
+  returned: when O(action=status)
+  type: dict
+  sample: {"name": "mpi", "digest": "sha256:6c1f...", "chain": ["mpi"], "applied_at": "2026-12-02T15:00:00Z",
+           "generation": 7, "file": "/etc/hpcnet-rdma/profile.json"}
 tuned:
   description: For each journaled key, its original and the value on the node now (or the read error).
   returned: always
@@ -132,6 +159,11 @@ msg:
   type: str
 """
 
+import base64
+import hashlib
+import json
+from typing import Any, Dict, Optional
+
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _engine, _registry, _spec
@@ -139,23 +171,78 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, Hos
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
 
-def _status(host: Host, journal: _engine.Journal) -> dict:
+def _shown(key: str, value: Any) -> Any:
+    """A value as status shows it: a file state as its size, digest, mode and owner, not its bytes."""
+    if not key.startswith("file:") or not isinstance(value, dict):
+        return value
+    shown = dict((k, v) for k, v in value.items() if k not in ("content", "encoding"))
+    if "content" in value:
+        data = base64.b64decode(value["content"]) if value.get("encoding") == "base64" else value["content"].encode()
+        shown.update(size=len(data), sha256=hashlib.sha256(data).hexdigest())
+    return shown
+
+
+def _applied(journal: _engine.Journal) -> Dict[str, Dict[str, Any]]:
+    """Each journaled key's newest change: the value the collection last set, and when."""
+    applied = {}
+    for g in journal.generations():
+        for c in g["changes"]:
+            applied[c["key"]] = {"value": c["after"], "generation": g["id"], "time": g.get("time")}
+    return applied
+
+
+def _profile(host: Host, path: str, applied: Dict[str, Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """The profile record the tuning role wrote (name, digest, chain), with when it was applied."""
+    try:
+        text = host.read(path)
+    except HostError as e:
+        return {"file": path, "error": str(e)}
+    if text is None:
+        return None
+    try:
+        record = json.loads(text)
+    except ValueError as e:
+        return {"file": path, "error": "not JSON: %s" % e}
+    if not isinstance(record, dict):
+        return {"file": path, "error": "not a JSON object"}
+    out = dict((k, record[k]) for k in ("name", "digest", "chain", "description") if k in record)
+    out["file"] = path
+    entry = applied.get("file:" + path)
+    out["applied_at"] = entry["time"] if entry else None
+    out["generation"] = entry["generation"] if entry else None
+    return out
+
+
+def _status(host: Host, journal: _engine.Journal, profile_file: Optional[str] = None) -> dict:
     tuned = {}
+    drift = []
     domains = _engine.Domains(*_registry.ALL)   # any key any module wrote
+    applied = _applied(journal)
     for key, original in journal.originals().items():
         try:
-            tuned[key] = {"original": original, "current": domains.read_value(host, key)}
+            current = domains.read_value(host, key)
         except HostError as e:
             tuned[key] = {"original": original, "error": str(e)}
+            drift.append({"key": key, "applied": _shown(key, applied[key]["value"]) if key in applied else None,
+                          "error": str(e)})
+            continue
+        tuned[key] = {"original": original, "current": current}
+        if key in applied and not domains.same(key, current, applied[key]["value"]):
+            drift.append({"key": key, "applied": _shown(key, applied[key]["value"]), "current": _shown(key, current),
+                          "since_generation": applied[key]["generation"]})
     gens = []
     for g in journal.generations():
         gen = {"id": g["id"], "module": g.get("module"), "status": g.get("status"), "time": g.get("time"),
                "keys": [c["key"] for c in g["changes"]]}
-        if g.get("reconciled"):
-            gen["reconciled"] = g["reconciled"]
+        for field in ("reconciled", "run", "scope"):
+            if g.get(field):
+                gen[field] = g[field]
         gens.append(gen)
     interrupted = [{"id": g["id"], "module": g.get("module"), "time": g.get("time")} for g in journal.interrupted()]
-    return {"generations": gens, "tuned": tuned, "interrupted": interrupted}
+    out = {"generations": gens, "tuned": tuned, "interrupted": interrupted, "drift": drift}
+    if profile_file:
+        out["profile"] = _profile(host, profile_file, applied)
+    return out
 
 
 def _interrupted_msg(interrupted: list) -> str:
@@ -164,10 +251,14 @@ def _interrupted_msg(interrupted: list) -> str:
                      for g in interrupted)
 
 
+# Where the hpcnet.rdma.tuning role records the applied profile (a journaled file like any other).
+PROFILE_FILE = "/etc/hpcnet-rdma/profile.json"
+
 ARGUMENT_SPEC = _spec.argument_spec(dict(
     action=dict(type="str", choices=["status", "rollback"], default="status"),
     scope=dict(type="str", choices=["all", "last"], default="all"),
     on_unrestorable=dict(type="str", choices=["fail", "warn"], default="fail"),
+    profile_file=dict(type="path", default=PROFILE_FILE),
 ), _spec.JOURNAL_DIR)
 
 
@@ -177,7 +268,8 @@ def status(module, host: Host) -> dict:
         journal.load()
     except _engine.JournalError as e:
         module.fail_json(msg=str(e))
-    out = dict(changed=False, changes=[], previous={}, current={}, **_status(host, journal))
+    out = dict(changed=False, changes=[], previous={}, current={},
+               **_status(host, journal, module.params["profile_file"]))
     if out["interrupted"]:
         out["msg"] = _interrupted_msg(out["interrupted"])
         module.warn(out["msg"])
@@ -194,11 +286,12 @@ def rollback(module, host: Host) -> dict:
 
     def build():
         extra.update(_status(host, journal))
+        extra.pop("drift")
         extra["unrestorable"] = []
         if params["scope"] == "all":
             targets = journal.rollback_all_targets()
         else:
-            seen["gen"] = journal.last_generation()
+            seen["gens"] = [g["id"] for g in journal.last_run()]
             targets = journal.rollback_last_targets()
         seen["keys"] = [t.key for t in targets]
         seen["unreadable"] = []
@@ -223,8 +316,7 @@ def rollback(module, host: Host) -> dict:
             return True
         kept = set(r["key"] for r in seen["unreadable"] + out.get("refused", []) + out.get("unrestorable", []))
         restored = [k for k in seen["keys"] if k not in kept]
-        gen = seen.get("gen")
-        journal.restored(restored, gen["id"] if gen else None)
+        journal.restored(restored, seen.get("gens"))
         return bool(restored)
 
     out = engine.run("tuning_state", build, extra, record=False, on_success=forget, restore=True)

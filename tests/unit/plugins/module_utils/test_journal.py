@@ -173,6 +173,8 @@ def _gen(changes, gid=1, status="applied"):
     (_journal({}, [_gen([{"key": "sysctl:a", "before": "1"}])]), "lacks after"),
     (_journal({}, [_gen([{"key": "nope:a", "before": "1", "after": "2"}])]), "unknown prefix 'nope'"),
     (_journal({}, [dict(_gen([]), owner="x")]), "unknown field"),
+    (_journal({}, [dict(_gen([]), run=7)]), "run must be a string"),
+    (_journal({}, [dict(_gen([]), scope=["tuning.nic"])]), "scope must be a string"),
     (json.dumps({"schema": 1, "originals": {}, "generations": [], "next_generation": 1, "x": 1}),
      "unknown top-level field"),
     (json.dumps({"schema": 1, "originals": {}, "generations": [], "next_generation": True}),
@@ -186,6 +188,23 @@ def test_every_key_and_value_is_validated_on_load(host, tmp_path, content, messa
         Journal(host, JDIR).load()
     assert "left untouched" in str(e.value)
     assert path.read_text() == content
+
+
+def test_rollback_last_covers_the_whole_newest_run(host):
+    j = Journal(host, JDIR)
+    j.commit(j.begin("m", _plan(("sysctl:a", "1", "2")), run="r1"))
+    j.commit(j.begin("m", _plan(("sysctl:a", "2", "3"), ("sysctl:b", "1", "2")), run="r2", scope="s"))
+    j.commit(j.begin("n", _plan(("sysctl:a", "3", "4"), ("nic:x:mtu", 1500, 9000)), run="r2"))
+    assert [g["id"] for g in j.last_run()] == [2, 3]
+    # newest change first; sysctl:a goes back to its value before the run's first change of it
+    assert [(c.key, c.after) for c in j.rollback_last_targets()] == [
+        ("nic:x:mtu", 1500), ("sysctl:a", "2"), ("sysctl:b", "1")]
+    assert [(c.key, c.after) for c in j.released("m", "s", ["sysctl:a"])] == [("sysctl:b", "1")]
+    assert j.released("n", "s", []) == [] and j.released("m", "other", []) == []
+    j.restored(["nic:x:mtu", "sysctl:a", "sysctl:b"], [2, 3])
+    assert [g["id"] for g in j.generations()] == [1] and sorted(j.originals()) == ["sysctl:a"]
+    j.commit(j.begin("m", _plan(("sysctl:c", "1", "2"))))          # no run: a run of its own
+    assert [g["id"] for g in j.last_run()] == [4]
 
 
 def test_a_journal_the_collection_writes_passes_its_own_validation(host):
@@ -365,11 +384,11 @@ def test_partial_rollback_of_the_last_generation(host):
     j = Journal(host, JDIR)
     j.commit(j.begin("m", _plan(("sysctl:a", "1", "2"))))
     j.commit(j.begin("m", _plan(("sysctl:a", "2", "3"), ("sysctl:b", "7", "8"), ("kmod:ib_core", "absent", "loaded"))))
-    j.restored(["sysctl:a", "sysctl:b"], gen_id=2)
+    j.restored(["sysctl:a", "sysctl:b"], gen_ids=[2])
     assert j.originals() == {"sysctl:a": "1", "kmod:ib_core": "absent"}
     assert [(g["id"], [c["key"] for c in g["changes"]]) for g in j.generations()] == [
         (1, ["sysctl:a"]), (2, ["kmod:ib_core"])]
-    j.restored(["kmod:ib_core"], gen_id=2)
+    j.restored(["kmod:ib_core"], gen_ids=[2])
     assert [g["id"] for g in j.generations()] == [1] and j.originals() == {"sysctl:a": "1"}
 
 
