@@ -254,6 +254,7 @@ def select(entries: List[Dict[str, Any]], links: Dict[str, Dict[str, Any]],
     naming both."""
     chosen: Dict[str, Dict[str, Any]] = {}
     setters: Dict[str, Dict[str, Tuple[int, str]]] = {}
+    explicit: Dict[str, set] = {}
     present = ", ".join("%s (%s)" % (n, links[n].get("driver") or "?") for n in sorted(links)) or "none"
     for i, entry in enumerate(entries):
         kind, value = _selector(entry, i)
@@ -282,7 +283,40 @@ def select(entries: List[Dict[str, Any]], links: Dict[str, Dict[str, Any]],
             _conflicts(n, setters.setdefault(n, {}), i, kind, value, entry, chosen[n])
             chosen[n]["selected_by"].append("%s=%s" % (kind, value))
             _merge(chosen[n], entry)
+            explicit.setdefault(n, set()).update((sec, f) for sec, f, _v in _fields(entry))
+    for n, settings in chosen.items():   # what only the defaults (a profile) give: skipped where unsupported
+        settings["from_defaults"] = sorted(set((sec, f) for sec, f, _v in _fields(defaults)) - explicit[n])
     return chosen
+
+
+def drop_unsupported_defaults(chosen: Dict[str, Dict[str, Any]],
+                              observed: Dict[str, Dict[str, Any]]) -> List[Dict[str, str]]:
+    """Remove from ``chosen`` every setting that only the defaults give and the interface's driver
+    does not offer (its ethtool group or field is missing, or its maximum is 0): a profile applies
+    where the NIC allows.  The same setting given in an interface entry stays, and is refused by
+    :func:`desired_values` naming the driver.  Returns ``{interface, setting, reason}`` for each."""
+    dropped = []
+    for n in sorted(chosen):
+        settings, obs = chosen[n], observed.get(n, {})
+        driver = obs.get("driver") or "unknown"
+        for section, field in settings.get("from_defaults", []):
+            if section == "mtu":
+                continue
+            state = obs.get(section)
+            if state is None:
+                reason = "%s not supported by driver %s" % (section, driver)
+            elif section == "coalesce" and state.get(field) is None:
+                reason = "coalesce.%s not supported by driver %s" % (field, driver)
+            elif section != "coalesce" and not state["max"].get(field):
+                reason = "%s.%s not supported by driver %s (maximum %s)" % (section, field, driver,
+                                                                          state["max"].get(field))
+            else:
+                continue
+            settings[section].pop(field, None)
+            if not settings[section]:
+                del settings[section]
+            dropped.append({"interface": n, "setting": "%s.%s" % (section, field), "reason": reason})
+    return dropped
 
 
 def groups_needed(settings: Dict[str, Any]) -> List[str]:

@@ -49,6 +49,10 @@ options:
     description:
       - Settings every selection in O(interfaces) starts from (a workload profile's NIC values);
         an entry's own settings override them per field.
+      - A setting that only O(defaults) gives and that the interface's driver does not offer (no
+        coalescing, no channels, a ring it lacks) is skipped for that interface, with a warning and an
+        entry in RV(unsupported), so one profile serves every NIC; the same setting given in an
+        O(interfaces) entry is an error naming the driver.
       - Takes O(interfaces[].mtu), O(interfaces[].rings), O(interfaces[].channels) and O(interfaces[].coalesce).
     type: dict
     default: {}
@@ -251,6 +255,12 @@ capped:
   type: list
   elements: dict
   sample: [{"interface": "eth1", "setting": "rings.rx", "requested": 65536, "applied": 8192}]
+unsupported:
+  description: Settings from O(defaults) skipped on an interface whose driver does not offer them.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"interface": "data0", "setting": "coalesce.adaptive_rx", "reason": "coalesce not supported by driver virtio_net"}]
 generation:
   description: Journal generation recorded by this call.
   returned: when changed and not in check mode
@@ -294,7 +304,7 @@ def run(module, host: Host) -> dict:
         module.fail_json(msg="interfaces: at least one selection is required (or release_scope, to return what "
                              "earlier calls of that scope set to the originals)")
     engine = Engine(module, host, params["journal_dir"], domains=(_link.DOMAINS,))
-    extra = {"interfaces": {}, "capped": []}
+    extra = {"interfaces": {}, "capped": [], "unsupported": []}
 
     persist = params["mode"] in ("persist", "both")
     warned = set()
@@ -316,6 +326,9 @@ def run(module, host: Host) -> dict:
             observed[name].update(_link.observe_ethtool(host, name, _link.groups_needed(settings)))
             if persist:
                 observed[name].update(_link.observe_identity(host, name, links[name].get("ifindex")))
+        extra["unsupported"] = _link.drop_unsupported_defaults(chosen, observed)
+        for u in extra["unsupported"]:
+            warn("%s %s from defaults skipped: %s" % (u["interface"], u["setting"], u["reason"]))
         if persist:
             _link.mark_shared_paths(host, observed, links)
         mgmt = _link.read_management_path(host, net, params["management_address"],

@@ -71,6 +71,34 @@ def test_defaults_apply_to_every_selection_and_entries_override_them():
     assert (chosen["ens1f0np0"]["mtu"], chosen["ens1f0np0"]["rings"]) == (4200, {"rx": 4096, "tx": 512})
 
 
+@pytest.mark.parametrize("entries, defaults, observed, kept, dropped", [
+    # veth offers channels but no coalescing: the profile's coalescing is skipped, its mtu stays
+    ([{"name": "data0"}], {"mtu": 9000, "coalesce": {"adaptive_rx": True}},
+     {"driver": "veth", "coalesce": None, "channels": {"max": {"rx": 2}, "current": {"rx": 1}}},
+     {"mtu": 9000}, ["coalesce.adaptive_rx"]),
+    # a field the driver lacks (maximum 0) goes, the other stays
+    ([{"name": "data0"}], {"channels": {"rx": 2, "combined": 4}},
+     {"driver": "veth", "channels": {"max": {"rx": 2, "combined": 0}, "current": {"rx": 1, "combined": 0}}},
+     {"channels": {"rx": 2}}, ["channels.combined"]),
+    # a coalesce field the driver does not report
+    ([{"name": "data0"}], {"coalesce": {"adaptive_rx": True, "rx_usecs": 8}},
+     {"driver": "veth", "coalesce": {"rx_usecs": 3}}, {"coalesce": {"rx_usecs": 8}}, ["coalesce.adaptive_rx"]),
+    # given in the entry too: not the defaults' alone, so it stays (and desired_values refuses it)
+    ([{"name": "data0", "coalesce": {"adaptive_rx": True}}], {"coalesce": {"adaptive_rx": True}},
+     {"driver": "veth", "coalesce": None}, {"coalesce": {"adaptive_rx": True}}, []),
+    # everything supported: nothing dropped
+    ([{"name": "data0"}], {"mtu": 9000, "rings": {"rx": 1024}},
+     {"driver": "virtio_net", "rings": {"max": {"rx": 1024}, "current": {"rx": 256}}},
+     {"mtu": 9000, "rings": {"rx": 1024}}, []),
+])
+def test_defaults_apply_where_the_nic_allows(entries, defaults, observed, kept, dropped):
+    chosen = _link.select(entries, LINKS, defaults)
+    out = _link.drop_unsupported_defaults(chosen, {"data0": observed})
+    assert [d["setting"] for d in out] == dropped
+    assert all(d["interface"] == "data0" and observed["driver"] in d["reason"] for d in out)
+    assert dict((k, v) for k, v in chosen["data0"].items() if k not in ("selected_by", "from_defaults")) == kept
+
+
 @pytest.mark.parametrize("entries, message", [
     ([{"name": "eth9"}], r"interfaces\[0\].name: unknown interface 'eth9'; present: data0 \(veth\)"),
     ([{"driver": "ice"}], r"interfaces\[0\]: selector driver='ice' matched no interface"),
