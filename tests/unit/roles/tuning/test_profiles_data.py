@@ -95,16 +95,3 @@ def test_a_user_profile_extends_a_builtin():
     assert out["services"] == {"stop": ["cups.service"], "disable": []}
     assert out["sysctls"] == _profiles.resolve("offpeak", BUILTIN)["sysctls"]
 
-
-def test_the_old_playbook_profiles_carried_over():
-    """Today's values of playbooks/vars/profiles/*.yml are the built-ins' (while those files exist)."""
-    old_dir = os.path.join(list(collection.__path__)[0], "playbooks", "vars", "profiles")
-    if not os.path.isdir(old_dir):
-        pytest.skip("playbooks/vars/profiles is gone: the role's profiles are the only ones")
-    for fname in sorted(os.listdir(old_dir)):
-        with open(os.path.join(old_dir, fname), encoding="utf-8") as f:
-            old = yaml.safe_load(f)
-        new = BUILTIN[fname[:-4]]
-        assert new["sysctls"] == old["__rdma_profile_sysctls"], fname
-        assert new["nic"] == old["__rdma_profile_nic"], fname
-        assert new.get("irq", {}).get("policy") == old.get("__rdma_profile_irq_policy"), fname
