@@ -13,9 +13,9 @@
 #   make molecule  molecule test -s S for each S in SCENARIOS (default rdma_core)
 #   make vm-image  lab VM disk image lab/cache/vm-<recipe-hash>/ (debootstrap + host kernel modules)
 #   make molecule-vm  molecule test -s vm: two QEMU VMs, real kernel, reboots (fails without QEMU)
-#   make vm-demo   two lab VMs + playbooks/tune-rdma.yml against them; `make vm-down` stops them
+#   make vm-demo   two lab VMs + tune-rdma.yml (playbooks/tune_rdma.yml) against them; `make vm-down` stops them
 #   make test      unit, reliability, sanity, lint, molecule + summary; fails if a tier fails or runs nothing
-#   make demo      two lab nodes + playbooks/tune-rdma.yml against them, showing what changed
+#   make demo      two lab nodes + tune-rdma.yml (playbooks/tune_rdma.yml) against them, showing what changed
 #   make lab-down  remove the lab nodes of `make demo` / `lab/labctl.py up`
 
 SHELL := /bin/bash
@@ -116,20 +116,19 @@ test:
 	$(RESULT) summary $(TIERS)
 
 demo: venv collections image
-	test -f playbooks/tune-rdma.yml || { echo "demo: playbooks/tune-rdma.yml does not exist yet"; exit 1; }
 	$(LABCTL) up --nodes $(NODES)
-	@echo "== tune-rdma.yml on the lab (diffs of every change, then the 'What changed' summary) =="
+	@echo "== tune-rdma.yml on the lab (diffs of every change, then the per-host 'What changed' summary) =="
 	$(TOOLS_ENV) ANSIBLE_DISPLAY_SKIPPED_HOSTS=false \
-	    "$(BIN)/ansible-playbook" -i inventories/lab playbooks/tune-rdma.yml --diff $(DEMO_ARGS)
+	    "$(BIN)/ansible-playbook" -i inventories/lab tune-rdma.yml --diff $(DEMO_ARGS)
 	@echo "== verify: the same run again in check mode must find nothing to change =="
 	mkdir -p "$(BUILD)"
 	set -o pipefail; $(TOOLS_ENV) ANSIBLE_DISPLAY_OK_HOSTS=false ANSIBLE_DISPLAY_SKIPPED_HOSTS=false \
-	    "$(BIN)/ansible-playbook" -i inventories/lab playbooks/tune-rdma.yml --check $(DEMO_ARGS) \
+	    "$(BIN)/ansible-playbook" -i inventories/lab tune-rdma.yml --check $(DEMO_ARGS) \
 	    | tee "$(BUILD)/demo-verify.log"
 	@if grep -Eq ' (changed|failed|unreachable)=[1-9]' "$(BUILD)/demo-verify.log"; then \
 	    echo "demo: FAILED - the check-mode rerun would still change something (see above)"; exit 1; fi
 	@echo "demo: verified - every node is tuned as asked (check-mode rerun: changed=0 on every node)"
-	@echo "lab is still up: 'make lab-down' removes it; '.venv/bin/ansible-playbook playbooks/rollback-rdma.yml' undoes the tuning"
+	@echo "lab is still up: 'make lab-down' removes it; '.venv/bin/ansible-playbook playbooks/rollback_rdma.yml' undoes the tuning"
 
 lab-down:
 	$(LABCTL) down
@@ -138,7 +137,7 @@ vm-demo: venv collections vm-image
 	$(LABCTL) vm up --nodes 2
 	@echo "== tune-rdma.yml on the lab VMs (only changed/failed tasks and their diffs are shown) =="
 	$(TOOLS_ENV) ANSIBLE_DISPLAY_OK_HOSTS=false ANSIBLE_DISPLAY_SKIPPED_HOSTS=false \
-	    "$(BIN)/ansible-playbook" -i inventories/lab-vm playbooks/tune-rdma.yml --diff -e rdma_profile=mpi
+	    "$(BIN)/ansible-playbook" -i inventories/lab-vm tune-rdma.yml --diff -e rdma_profile=mpi
 	@echo "lab VMs are still up: 'make vm-down' stops them"
 
 vm-down:

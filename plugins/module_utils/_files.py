@@ -13,7 +13,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils._host import FileState
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
 HEADER = "# Managed by hpcnet.rdma ({module}); do not edit: the journal in {journal} restores the\n" \
-         "# original when you run playbooks/rollback-rdma.yml (hpcnet.rdma.tuning_state).\n"
+         "# original when you run playbooks/rollback_rdma.yml (hpcnet.rdma.tuning_state).\n"
 
 
 def read_value(host: Host, path: str) -> FileState:

@@ -835,7 +835,7 @@ def _guard(diffs: Dict[str, List[str]], management: ManagementPath, allow_manage
         first = sorted(diffs)[0]
         raise ValueError("interfaces: cannot tell which interface carries the Ansible connection (%s), so changing "
                          "%s of %s could cut it off. Give management_address (the node's address as Ansible "
-                         "reaches it: tune-rdma.yml passes ansible_host), or management_connection: none when "
+                         "reaches it: the hpcnet.rdma.tuning role passes ansible_host), or management_connection: none when "
                          "the connection does not use this node's network (local, docker, chroot connections), "
                          "or allow_management_interface: true"
                          % ("; ".join(management.notes) or "nothing told", ", ".join(diffs[first]), first))

@@ -36,7 +36,7 @@ description:
   - When none of that tells the path and O(management_connection=network), every runtime change is
     refused, naming what was tried (fail closed). Connections that do not use the node's network
     (C(local), C(docker), C(podman), C(chroot), ...) say so with O(management_connection=none);
-    C(playbooks/tune-rdma.yml) derives it from C(ansible_connection) and passes C(ansible_host) as
+    the hpcnet.rdma.tuning role derives it from C(ansible_connection) and passes C(ansible_host) as
     O(management_address).
   - The C(.link) file matches the device by udev's C(ID_PATH) and its driver (C(Path=), C(Driver=)),
     the same on every node with the same hardware layout, so a baked image carries it; else by the
@@ -208,7 +208,7 @@ EXAMPLES = r"""
       - name: ens1f0np0
         mtu: 9000
 
-- name: Tell the guard how Ansible reaches the node (as playbooks/tune-rdma.yml does)
+- name: Tell the guard how Ansible reaches the node (as the hpcnet.rdma.tuning role does)
   hpcnet.rdma.nic_tuning:
     management_address: "{{ ansible_host | default(inventory_hostname) }}"
     # local and container connections do not use the node's network

@@ -139,7 +139,7 @@ def test_molecule_rdma_core_expects_exactly_what_the_role_writes(rnode):
 
 
 def test_molecule_vm_expects_exactly_what_the_role_writes(rnode):
-    """molecule/vm's converge vars (through tune-rdma.yml, rdma_core_mode live) on a node with data0."""
+    """molecule/vm's converge vars (through the tuning role, rdma_core_mode live) on a node with data0."""
     _m, out = run_role_task(rnode, render(play_vars("molecule/vm/converge.yml")))
     checks = molecule_module("molecule/vm/checks_stack.py", "molecule_vm_checks_stack")
     files = [p for p in written(out) if not p.startswith("/etc/systemd/system/multi-user.target.wants/")]
