@@ -63,9 +63,9 @@ def test_root_playbook_imports_the_collection_one():
     assert [p["ansible.builtin.import_playbook"] for p in plays] == ["playbooks/tune_rdma.yml"]
 
 
-def test_no_host_matched_fails_naming_the_group(work):
+def test_no_host_matched_fails_naming_the_group_also_with_tags(work):
     inv = inventory(work, {})
-    proc = run(work, "-i", inv, os.path.join(ROOT, "tune-rdma.yml"), "-e", "rdma_hosts=gpu_nodes")
+    proc = run(work, "-i", inv, os.path.join(ROOT, "tune-rdma.yml"), "-e", "rdma_hosts=gpu_nodes", "--tags", "sysctl")
     assert proc.returncode != 0
     assert "no host matches 'gpu_nodes' (rdma_hosts) in the inventory" in proc.stdout
 
