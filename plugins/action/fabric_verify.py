@@ -1,0 +1,117 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Action ``hpcnet.rdma.fabric_verify``: compares the nodes on the controller (docs: plugins/modules/fabric_verify.py).
+
+The rules live in ``plugin_utils/_findings.py`` and the reports in ``plugin_utils/_findings_report.py``
+(pure, table-tested); this file validates the options, calls them and writes the report files.
+Nothing runs on the nodes.
+"""
+from __future__ import annotations
+
+import datetime
+import os
+import tempfile
+from typing import Any, Dict, List, Optional
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings, _findings_report
+
+ARGUMENT_SPEC = dict(
+    stage=dict(type="str", choices=["validate", "probes", "compare"], default="compare"),
+    nodes=dict(type="dict", default={}),
+    pings=dict(type="dict", default={}),
+    hosts=dict(type="list", elements="str"),
+    hosts_all=dict(type="list", elements="str"),
+    families=dict(type="list", elements="str", default=list(_findings.FAMILIES)),
+    fail_on=dict(type="str", default="error"),
+    severity=dict(type="dict", default={}),
+    retrans_ratio=dict(type="float", default=_findings.DEFAULTS["retrans_ratio"]),
+    memlock=dict(type="str", default=_findings.DEFAULTS["memlock"]),
+    device_mode=dict(type="str", default=_findings.DEFAULTS["device_mode"]),
+    path_mtu=dict(type="int"),
+    probes=dict(type="dict"),
+    report_dir=dict(type="path"),
+    formats=dict(type="list", elements="str", choices=list(_findings_report.NAMES), default=list(_findings_report.NAMES)),
+)
+
+
+def check_report_dir(path: Optional[str]) -> Optional[str]:
+    """Create the report directory and prove a file can be written there; the problem, else None."""
+    if not path:
+        return None
+    try:
+        os.makedirs(path, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".rdma-verify-", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        return "rdma_verify_report_dir: cannot write reports to %s: %s" % (path, e.strerror or e)
+    return None
+
+
+def write_reports(path: str, report: Dict[str, Any], formats: List[str]) -> Dict[str, str]:
+    render = {"json": _findings_report.to_json, "markdown": _findings_report.to_markdown,
+              "html": _findings_report.to_html}
+    written = {}
+    for fmt in formats:
+        target = os.path.join(path, _findings_report.NAMES[fmt])
+        fd, tmp = tempfile.mkstemp(prefix=".rdma-verify-", dir=path)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(render[fmt](report))
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, target)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+        written[fmt] = target
+    return written
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        validation, args = self.validate_argument_spec(ARGUMENT_SPEC)
+        del validation
+        errors = _findings.validate_options(args["families"], args["fail_on"], args["severity"], args["memlock"],
+                                            args["device_mode"], args["retrans_ratio"])
+        if args["path_mtu"] is not None and not 576 <= args["path_mtu"] <= 65535:
+            errors.append("rdma_verify_path_mtu: %r is outside 576..65535" % args["path_mtu"])
+        if args["stage"] == "validate" or args["report_dir"]:
+            problem = check_report_dir(args["report_dir"])
+            if problem:
+                errors.append(problem)
+        if errors:
+            result.update(failed=True, msg="; ".join(errors), errors=errors)
+            return result
+        nodes = dict((h, dict(n or {})) for h, n in args["nodes"].items())
+        for h, ping in args["pings"].items():
+            if h in nodes:
+                nodes[h]["ping"] = ping
+        hosts = args["hosts"] if args["hosts"] is not None else list(nodes)
+        result["changed"] = False
+        if args["stage"] == "validate":
+            result.update(msg="verify options are valid", families=args["families"], fail_on=args["fail_on"])
+            return result
+        if args["stage"] == "probes":
+            result["probes"] = _findings.plan_probes(nodes, hosts, args["path_mtu"])
+            return result
+        options = {"retrans_ratio": args["retrans_ratio"], "memlock": args["memlock"],
+                   "device_mode": args["device_mode"], "path_mtu": args["path_mtu"]}
+        found = _findings.evaluate(nodes, hosts, args["families"], args["probes"], options, args["severity"],
+                                   args["hosts_all"])
+        now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        report = _findings_report.build(found, hosts, args["families"], args["fail_on"], now)
+        files = write_reports(args["report_dir"], report, args["formats"]) if args["report_dir"] else {}
+        result.update(findings=found, gate=report["gate"], reports=files, hosts=hosts, families=args["families"],
+                      schema=_findings_report.SCHEMA, generated_at=now,
+                      msg=_findings_report.summary_line(report))
+        return result

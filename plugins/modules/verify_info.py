@@ -1,0 +1,197 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: verify_info
+short_description: One node's fabric facts with counters sampled twice, for the hpcnet.rdma.verify findings
+version_added: 0.1.0
+author:
+  - hpcnet.rdma contributors (@hpcnet)
+description:
+  - Reads what M(hpcnet.rdma.fabric_info) reads (RV(fabric) is its result), waits O(interval) seconds and
+    reads the counters again, so RV(delta) holds what I(grew) - netdev error, drop, discard and pause
+    counters, queue interrupts per CPU, softnet drops and time squeezes, TCP segments and retransmits.
+  - Also what the cross-host comparison needs and M(hpcnet.rdma.fabric_info) does not carry - the data
+    interfaces and their IPv4 addresses, the kernel release, the rdma-core version, each queue IRQ's
+    affinity, irqbalance, coalescing, the NCCL and UCX traffic class, the memlock limit of the RDMA group,
+    the modes of the C(/dev/infiniband) nodes and the profile recorded by the C(hpcnet.rdma.tuning) role.
+  - The role C(hpcnet.rdma.verify) runs it on every node and compares the nodes with
+    M(hpcnet.rdma.fabric_verify) on the controller. Changes nothing.
+options:
+  interfaces:
+    description:
+      - The data interfaces. Empty means the netdevs under RDMA ports, else O(fallback_interfaces).
+      - One that does not exist on the node is listed in RV(missing_interfaces) (a finding), not an error.
+    type: list
+    elements: str
+    default: []
+  fallback_interfaces:
+    description: Data interfaces when O(interfaces) is empty and the node has no RDMA port (the role passes C(rdma_interfaces[*].name)).
+    type: list
+    elements: str
+    default: []
+  interval:
+    description: Seconds between the two counter samples (0 to 60; 0 takes both at once).
+    type: float
+    default: 2.0
+  tools:
+    description: As in M(hpcnet.rdma.fabric_info).
+    type: list
+    elements: str
+    choices: [ibv_devinfo, rdma, ibstat, nvidia-smi]
+    default: [ibv_devinfo, rdma]
+  ethtool:
+    description: Read rings, channels, coalescing and C(ethtool -S) counters.
+    type: bool
+    default: true
+  profile_file:
+    description: The profile record the C(hpcnet.rdma.tuning) role writes.
+    type: path
+    default: /etc/hpcnet-rdma/profile.json
+  nccl_conf:
+    description: NCCL's configuration file (C(NCCL_IB_TC) is read).
+    type: path
+    default: /etc/nccl.conf
+  ucx_conf:
+    description: UCX's configuration file (C(UCX_IB_TRAFFIC_CLASS) is read).
+    type: path
+    default: /etc/ucx/ucx.conf
+  memlock_group:
+    description: The group whose memlock limit (limits.conf, limits.d) is reported.
+    type: str
+    default: rdma
+extends_documentation_fragment:
+  - hpcnet.rdma.attributes.info
+"""
+
+EXAMPLES = r"""
+- name: Sample the data interfaces twice, 2 s apart
+  hpcnet.rdma.verify_info:
+    interfaces: [data0]
+    interval: 2
+  register: sample
+
+- name: What grew on data0
+  ansible.builtin.debug:
+    var: sample.delta.netdevs.data0
+"""
+
+RETURN = r"""
+fabric:
+  description: The first sample, exactly what M(hpcnet.rdma.fabric_info) returns (devices, netdevs, host, modules, netns_mode, tools, findings).
+  returned: always
+  type: dict
+data_interfaces:
+  description: The data interfaces compared across hosts (see O(interfaces)).
+  returned: always
+  type: list
+  elements: str
+  sample: [data0]
+missing_interfaces:
+  description: Entries of O(interfaces) that do not exist on the node.
+  returned: always
+  type: list
+  elements: str
+addresses:
+  description: IPv4 addresses of each data interface (from C(ip -j addr show)); the path MTU probe pings the first.
+  returned: always
+  type: dict
+  sample: {"data0": ["10.77.0.1"]}
+addresses_error:
+  description: Why C(ip -j addr show) could not be read, else null.
+  returned: always
+  type: str
+delta:
+  description: Growth between the two samples, O(interval) seconds apart (C(interval) is the measured time).
+  returned: always
+  type: dict
+  sample: {"interval": 2.004, "netdevs": {"data0": {"counters": {"rx_dropped": 0}, "ethtool_counters": {"rx_drops": 0},
+           "irqs_per_cpu": [3, 0]}}, "softnet": {"dropped": 0, "time_squeeze": 0}, "tcp": {"out_segs": 40, "retrans_segs": 0}}
+kernel:
+  description: Kernel release (C(/proc/sys/kernel/osrelease)).
+  returned: always
+  type: str
+  sample: 6.1.0-57-amd64
+rdma_core:
+  description: rdma-core version and where it was read (the dpkg status file, else the libibverbs file name).
+  returned: always
+  type: dict
+  sample: {"version": "44.0-2", "source": "/var/lib/dpkg/status"}
+irqs:
+  description: Per data interface its NUMA node, local and online CPUs and each queue IRQ's configured and effective affinity; null without MSI-X.
+  returned: always
+  type: dict
+  sample: {"data0": {"numa_node": -1, "local_cpus": "0-1", "online_cpus": "0-1",
+                     "irqs": [{"irq": 38, "name": "virtio2-input.0", "affinity": "0", "effective": "0"}]}}
+irqbalance:
+  description: Whether irqbalance is installed and running and told to skip this collection's IRQs.
+  returned: always
+  type: dict
+  sample: {"installed": true, "service": {"active": true, "enabled": "enabled"}, "policyscript": true}
+coalesce:
+  description: C(ethtool -c) of each data interface (null when the driver has none).
+  returned: always
+  type: dict
+memlock:
+  description: The memlock limits (KiB, -1 unlimited) a member of O(memlock_group) gets, with the line they come from.
+  returned: always
+  type: dict
+  sample: {"group": "rdma", "soft": {"domain": "@rdma", "kib": -1, "value": "unlimited",
+           "source": "/etc/security/limits.d/90-hpcnet-rdma.conf:2"}, "hard": null}
+devnodes:
+  description: Each C(/dev/infiniband) node's group and mode.
+  returned: always
+  type: dict
+  sample: {"uverbs0": {"gid": 106, "group": "rdma", "mode": "0660"}}
+apps:
+  description: NCCL's C(NCCL_IB_TC) and UCX's C(UCX_IB_TRAFFIC_CLASS), with their file and whether it exists.
+  returned: always
+  type: dict
+  sample: {"nccl": {"file": "/etc/nccl.conf", "key": "NCCL_IB_TC", "present": true, "value": "106"}}
+profile:
+  description: The recorded profile (its JSON), null when none is recorded, C({file, error}) when unreadable.
+  returned: always
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _fabric, _findings_node
+from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
+
+ARGUMENT_SPEC = dict(
+    interfaces=dict(type="list", elements="str", default=[]),
+    fallback_interfaces=dict(type="list", elements="str", default=[]),
+    interval=dict(type="float", default=2.0),
+    tools=dict(type="list", elements="str", choices=list(_fabric.TOOLS), default=["ibv_devinfo", "rdma"]),
+    ethtool=dict(type="bool", default=True),
+    profile_file=dict(type="path", default="/etc/hpcnet-rdma/profile.json"),
+    nccl_conf=dict(type="path", default="/etc/nccl.conf"),
+    ucx_conf=dict(type="path", default="/etc/ucx/ucx.conf"),
+    memlock_group=dict(type="str", default="rdma"),
+)
+
+
+def run(module, host: Host) -> dict:
+    params = module.params
+    if not 0 <= params["interval"] <= 60:
+        module.fail_json(msg="interval: %r is outside 0..60 seconds" % params["interval"])
+    try:
+        facts = _findings_node.gather(host, params)
+    except (ValueError, HostError, ParseError) as e:
+        module.fail_json(msg=str(e))
+    return dict(changed=False, **facts)
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module.exit_json(**run(module, Host.from_module(module)))
+
+
+if __name__ == "__main__":
+    main()
