@@ -92,6 +92,7 @@ class ActionModule(ActionBase):
         if errors:
             result.update(failed=True, msg="; ".join(errors), errors=errors)
             return result
+        args["families"] = [f for f in _findings.FAMILIES if f in args["families"]]
         nodes = dict((h, dict(n or {})) for h, n in args["nodes"].items())
         for h, ping in args["pings"].items():
             if h in nodes:

@@ -310,7 +310,7 @@ def consistency(nodes: Dict[str, Dict[str, Any]], hosts: List[str]) -> List[Dict
         if not odd:
             continue
         held = sum(1 for v in values.values() if _key(v) == _key(win))
-        note = " (a tie, broken by %s)" % ("the recorded profile" if len(expected) == 1 and _key(win) in expected
+        note = "; a tie, broken by %s" % ("the recorded profile" if len(expected) == 1 and _key(win) in expected
                                            else "play order") if tie else ""
         shown = ", ".join("%s has %s" % (h, _show(values[h])) for h in odd[:10]) + (" ..." if len(odd) > 10 else "")
         evidence = [ev(h, _WHAT[item], values[h], sources[h]) for h in odd]
@@ -722,7 +722,7 @@ def evaluate(nodes: Dict[str, Dict[str, Any]], hosts: List[str], families: Itera
              severity: Optional[Dict[str, str]] = None, hosts_all: Optional[List[str]] = None) -> List[Dict[str, Any]]:
     """All findings of the chosen families, severities overridden, worst first."""
     options = dict(DEFAULTS, **(options or {}))
-    families = list(families)
+    families = [f for f in FAMILIES if f in families]
     found = node_findings(nodes, hosts, hosts_all)
     if "drift" in families:
         found.extend(drift(nodes, hosts))
