@@ -1,6 +1,7 @@
-# hpcnet.rdma — developer and CI entry points.  Run as root on Debian 12 (see .ci/run for
-# the apt packages).  Only PyPI and Debian's mirror are needed; nothing talks to Galaxy or
-# to a container registry.
+# hpcnet.rdma — developer and CI entry points.  Run as root on Debian 12: every goal first
+# installs the OS packages it needs (scripts/ospkgs.sh, the one list .ci/run uses too) or, not
+# as root, stops with one line naming them.  Only PyPI and Debian's mirror are needed; nothing
+# talks to Galaxy or to a container registry.
 #
 #   make venv      .venv from requirements.txt
 #   make unit      pytest tests/unit tests/lab (collection importable as ansible_collections.hpcnet.rdma)
@@ -21,6 +22,27 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := test
+
+# OS packages before anything else: the groups of scripts/ospkgs.sh each goal needs are checked
+# when make starts; as root the missing ones are installed (apt-get, or dnf on the RHEL family),
+# otherwise make stops with one line naming them and the command that installs them.
+# `make -n` and OSPKGS=skip (your own equivalents elsewhere) skip the check.
+ospkgs_for = $(strip $(if $(filter test,$(1)),base sanity lab vm) \
+	$(if $(filter demo dockerd image molecule,$(1)),base lab) \
+	$(if $(filter vm-image molecule-vm vm-demo,$(1)),base lab vm) \
+	$(if $(filter sanity,$(1)),base sanity) \
+	$(if $(filter venv unit reliability lint,$(1)),base))
+OSPKG_GROUPS := $(sort $(call ospkgs_for,$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))))
+ifneq ($(OSPKG_GROUPS),)
+ifneq ($(OSPKGS),skip)
+ifeq ($(findstring n,$(firstword -$(MAKEFLAGS))),)
+OSPKG_VERDICT := $(shell PYTHON="$(or $(PYTHON),python3)" "$(CURDIR)/scripts/ospkgs.sh" ensure $(OSPKG_GROUPS))
+ifneq ($(.SHELLSTATUS),0)
+$(error $(OSPKG_VERDICT))
+endif
+endif
+endif
+endif
 
 PYTHON     ?= python3
 VENV       := $(CURDIR)/.venv
