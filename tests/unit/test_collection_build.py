@@ -201,3 +201,13 @@ def test_example_execution_environment_context(user):
         assert line in containerfile, containerfile
     # The galaxy stage copies the tarball in before it installs the requirements that name it.
     assert containerfile.index("COPY _build/collections/") < containerfile.index("ansible-galaxy collection install")
+
+
+def test_changelog_fragments_and_generated_changelog(user, tmp_path):
+    """antsibull-changelog lint passes, and CHANGELOG.md is what changelogs/changelog.yaml generates."""
+    run([os.path.join(BIN, "antsibull-changelog"), "lint"], user["env"], ROOT)
+    out = tmp_path / "CHANGELOG.md"
+    run([os.path.join(BIN, "antsibull-changelog"), "generate", "--output", str(out), "--output-format", "md"],
+        dict(user["env"], ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, "build", "collections")), ROOT)
+    with open(os.path.join(ROOT, "CHANGELOG.md"), encoding="utf-8") as f:
+        assert f.read() == out.read_text(), "CHANGELOG.md is stale: run antsibull-changelog generate"
