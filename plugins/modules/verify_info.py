@@ -7,7 +7,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: verify_info
-short_description: One node's fabric facts with counters sampled twice, for the hpcnet.rdma.verify findings
+short_description: One node's fabric facts with counters sampled twice, for the hpcnet.rdma.rdma_verify findings
 version_added: 0.1.0
 author:
   - hpcnet.rdma contributors (@hpcnet)
@@ -19,8 +19,8 @@ description:
     interfaces and their IPv4 addresses, the kernel release, the rdma-core version, each queue IRQ's
     affinity, irqbalance, coalescing, the NCCL and UCX traffic class, the memlock limit of the RDMA group,
     the modes of the C(/dev/infiniband) nodes and the profile recorded by the C(hpcnet.rdma.tuning) role.
-  - The role C(hpcnet.rdma.verify) runs it on every node and compares the nodes with
-    M(hpcnet.rdma.fabric_verify) on the controller. Changes nothing.
+  - The role C(hpcnet.rdma.rdma_verify) runs it on every node and compares the nodes with
+    M(hpcnet.rdma.fabric_verify_info) on the controller. Changes nothing.
 options:
   interfaces:
     description:

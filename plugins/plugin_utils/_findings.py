@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Verify findings: the rules that turn every node's facts into findings (pure, no Ansible).
 
-Input is one dict per host (``nodes``), each with what the role ``hpcnet.rdma.verify`` registered:
+Input is one dict per host (``nodes``), each with what the role ``hpcnet.rdma.rdma_verify`` registered:
 
 - ``info``   the result of ``hpcnet.rdma.verify_info`` (``fabric`` = fabric_info's facts, ``delta``, ...)
 - ``state``  the result of ``hpcnet.rdma.tuning_state action=status`` (``drift``, ``profile``)

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.action import fabric_verify
+from ansible_collections.hpcnet.rdma.plugins.action import fabric_verify_info
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings as F
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings_report as R
 
@@ -80,7 +80,7 @@ def test_report_dir_check(tmp_path, make, ok):
     ro.mkdir()
     ro.chmod(0o555)
     path = make(str(tmp_path))
-    problem = fabric_verify.check_report_dir(path)
+    problem = fabric_verify_info.check_report_dir(path)
     if ok:
         assert problem is None and os.path.isdir(path)
         assert not [n for n in os.listdir(path) if n.startswith(".rdma-verify-")]   # the probe file is gone
@@ -89,7 +89,16 @@ def test_report_dir_check(tmp_path, make, ok):
 
 
 def test_write_reports(tmp_path):
-    written = fabric_verify.write_reports(str(tmp_path), sample(), ["json", "markdown", "html"])
+    written = fabric_verify_info.write_reports(str(tmp_path), sample(), ["json", "markdown", "html"])
     assert sorted(os.path.basename(p) for p in written.values()) == ["rdma-verify.html", "rdma-verify.json", "rdma-verify.md"]
     assert json.loads((tmp_path / "rdma-verify.json").read_text())["schema"] == R.SCHEMA
     assert sorted(os.listdir(str(tmp_path))) == ["rdma-verify.html", "rdma-verify.json", "rdma-verify.md"]
+
+
+def test_the_action_spec_matches_the_rules():
+    """The module doc stub's literal spec agrees with _findings and _findings_report."""
+    from ansible_collections.hpcnet.rdma.plugins.modules.fabric_verify_info import ARGUMENT_SPEC
+    assert ARGUMENT_SPEC["families"]["default"] == list(F.FAMILIES)
+    assert ARGUMENT_SPEC["formats"]["choices"] == list(R.NAMES)
+    for option in ("retrans_ratio", "memlock", "device_mode"):
+        assert ARGUMENT_SPEC[option]["default"] == F.DEFAULTS[option]

@@ -6,13 +6,13 @@
 from __future__ import annotations
 
 DOCUMENTATION = r"""
-module: fabric_verify
+module: fabric_verify_info
 short_description: Compare RDMA nodes on the controller - drift, cross-host consistency, path MTU, the checklist - as findings and reports
 version_added: 0.1.0
 author:
   - hpcnet.rdma contributors (@hpcnet)
 description:
-  - An action plugin; it runs on the controller only and touches no node. The role C(hpcnet.rdma.verify) (playbook
+  - An action plugin (no module code runs on the nodes); it runs on the controller only and touches no node. The role C(hpcnet.rdma.rdma_verify) (playbook
     C(hpcnet.rdma.verify_rdma)) calls it with C(run_once) over what every node returned from
     M(hpcnet.rdma.verify_info), M(hpcnet.rdma.tuning_state) (status), M(hpcnet.rdma.roce_qos_info) and the path MTU ping.
   - O(stage=validate) checks the options and that O(report_dir) can be written, before any node is touched.
@@ -92,22 +92,20 @@ options:
     choices: [json, markdown, html]
     default: [json, markdown, html]
 attributes:
-  action:
-    description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
-    support: full
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
-    details: Touches no node; the reports are written on the controller in check mode too.
+    details: An action plugin that touches no node; the reports are written on the controller in check mode too.
   diff_mode:
     description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
+    details: This action does not modify any node.
   platform:
     description: Target OS/families that can be operated against.
-    support: full
-    platforms: all
+    support: N/A
+    platforms: linux
 notes:
-  - The JSON report's schema (C(hpcnet.rdma.verify/1)) and every finding id are documented in docs/verify.md.
+  - The JSON report's schema (C(hpcnet.rdma.rdma_verify/1)) and every finding id are documented in docs/verify.md.
 seealso:
   - module: hpcnet.rdma.verify_info
   - module: hpcnet.rdma.tuning_state
@@ -116,7 +114,7 @@ seealso:
 
 EXAMPLES = r"""
 - name: Compare the play's hosts and write the reports (after the role's gathering tasks)
-  hpcnet.rdma.fabric_verify:
+  hpcnet.rdma.fabric_verify_info:
     nodes: "{{ dict(ansible_play_hosts | zip(ansible_play_hosts | map('extract', hostvars, '__rdma_verify_node'))) }}"
     hosts: "{{ ansible_play_hosts }}"
     report_dir: /tmp/rdma-verify
@@ -165,3 +163,22 @@ errors:
   type: list
   elements: str
 """
+
+# The options, read by the action plugin (plugins/action/fabric_verify_info.py) - one place for spec and docs.
+ARGUMENT_SPEC = dict(
+    stage=dict(type="str", choices=["validate", "probes", "compare"], default="compare"),
+    nodes=dict(type="dict", default={}),
+    pings=dict(type="dict", default={}),
+    hosts=dict(type="list", elements="str"),
+    hosts_all=dict(type="list", elements="str"),
+    families=dict(type="list", elements="str", default=["drift", "consistency", "path_mtu", "checklist"]),
+    fail_on=dict(type="str", default="error"),
+    severity=dict(type="dict", default={}),
+    retrans_ratio=dict(type="float", default=0.001),
+    memlock=dict(type="str", default="unlimited"),
+    device_mode=dict(type="str", default="0660"),
+    path_mtu=dict(type="int"),
+    probes=dict(type="dict"),
+    report_dir=dict(type="path"),
+    formats=dict(type="list", elements="str", choices=["json", "markdown", "html"], default=["json", "markdown", "html"]),
+)

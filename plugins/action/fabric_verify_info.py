@@ -2,7 +2,7 @@
 # Copyright (c) 2026 hpcnet.rdma contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Action ``hpcnet.rdma.fabric_verify``: compares the nodes on the controller (docs: plugins/modules/fabric_verify.py).
+"""Action ``hpcnet.rdma.fabric_verify_info``: compares the nodes on the controller (docs and ARGUMENT_SPEC: plugins/modules/fabric_verify_info.py).
 
 The rules live in ``plugin_utils/_findings.py`` and the reports in ``plugin_utils/_findings_report.py``
 (pure, table-tested); this file validates the options, calls them and writes the report files.
@@ -17,25 +17,8 @@ from typing import Any, Dict, List, Optional
 
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.hpcnet.rdma.plugins.modules.fabric_verify_info import ARGUMENT_SPEC
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings, _findings_report
-
-ARGUMENT_SPEC = dict(
-    stage=dict(type="str", choices=["validate", "probes", "compare"], default="compare"),
-    nodes=dict(type="dict", default={}),
-    pings=dict(type="dict", default={}),
-    hosts=dict(type="list", elements="str"),
-    hosts_all=dict(type="list", elements="str"),
-    families=dict(type="list", elements="str", default=list(_findings.FAMILIES)),
-    fail_on=dict(type="str", default="error"),
-    severity=dict(type="dict", default={}),
-    retrans_ratio=dict(type="float", default=_findings.DEFAULTS["retrans_ratio"]),
-    memlock=dict(type="str", default=_findings.DEFAULTS["memlock"]),
-    device_mode=dict(type="str", default=_findings.DEFAULTS["device_mode"]),
-    path_mtu=dict(type="int"),
-    probes=dict(type="dict"),
-    report_dir=dict(type="path"),
-    formats=dict(type="list", elements="str", choices=list(_findings_report.NAMES), default=list(_findings_report.NAMES)),
-)
 
 
 def check_report_dir(path: Optional[str]) -> Optional[str]:
