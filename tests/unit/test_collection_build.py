@@ -50,8 +50,8 @@ ALLOWED = [re.compile(r"\A(?:%s)\Z" % p) for p in (
     r"roles(?:/%s(?:/README\.md|/(?:defaults|files|handlers|meta|tasks|templates|vars)(?:/[\w.@-]+)*)?)?" % NAME,
 )]
 # Never shipped, wherever they sit (the allow-list would let them through under docs/ or examples/).
-FORBIDDEN = re.compile(r"(?:\A|/)(?:__pycache__|\.pytest_cache|\.venv|molecule|tests|lab|build|"
-                       r"requirements\.txt|Makefile|ansible\.cfg)(?:/|\Z)|\.(?:pyc|tar\.gz)\Z")
+FORBIDDEN = re.compile(r"(?:\A|/)(?:__pycache__|\.pytest_cache|\.venv|molecule|tests|lab|build)(?:/|\Z)"
+                       r"|\.(?:pyc|tar\.gz)\Z")
 
 
 def run(argv: List[str], env: Dict[str, str], cwd: str) -> str:
@@ -211,3 +211,35 @@ def test_changelog_fragments_and_generated_changelog(user, tmp_path):
         dict(user["env"], ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, "build", "collections")), ROOT)
     with open(os.path.join(ROOT, "CHANGELOG.md"), encoding="utf-8") as f:
         assert f.read() == out.read_text(), "CHANGELOG.md is stale: run antsibull-changelog generate"
+
+
+def test_example_project_installs_the_tarball_and_its_vars_fit_the_specs(user):
+    """examples/project as a user copies it: requirements-tarball.yml installs the collection into
+    its collections/, its ansible.cfg finds it, site.yml and the FQCN playbook pass --syntax-check
+    with its inventory, and its group_vars pass the tuning role's and the modules' argument specs."""
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+    from ansible_collections.hpcnet.rdma.plugins.modules import nic_tuning, roce_qos
+
+    project = user["tmp"] / "example-project"
+    shutil.copytree(os.path.join(ROOT, "examples", "project"), str(project))
+    os.chmod(str(project), 0o755)  # ansible ignores an ansible.cfg in a world-writable directory
+    shutil.copy(user["tarball"], str(project / "collections"))
+    env = {k: v for k, v in user["env"].items() if k != "ANSIBLE_COLLECTIONS_PATH"}
+    run([os.path.join(BIN, "ansible-galaxy"), "collection", "install", "-r", "collections/requirements-tarball.yml",
+         "-p", "collections"], env, str(project))
+    out = run([os.path.join(BIN, "ansible-galaxy"), "collection", "list", FQCN], env, str(project))
+    assert str(project / "collections" / "ansible_collections") in out, out
+    graph = run([os.path.join(BIN, "ansible-inventory"), "--graph", "rdma_nodes"], env, str(project))
+    assert "@rdma_nodes:" in graph and "gpu01.cluster.example" in graph, graph
+    for playbook in ("site.yml", FQCN + ".tune_rdma"):
+        run([os.path.join(BIN, "ansible-playbook"), "--syntax-check", playbook], env, str(project))
+
+    with open(str(project / "inventory" / "group_vars" / "rdma_nodes.yml"), encoding="utf-8") as f:
+        group_vars = yaml.safe_load(f)
+    with open(os.path.join(ROOT, "roles", "tuning", "meta", "argument_specs.yml"), encoding="utf-8") as f:
+        role_spec = yaml.safe_load(f)["argument_specs"]["main"]["options"]
+    errors = ArgumentSpecValidator(role_spec).validate(group_vars).error_messages
+    errors += ArgumentSpecValidator(roce_qos.ARGUMENT_SPEC).validate(group_vars["rdma_roce_qos"]).error_messages
+    errors += ArgumentSpecValidator(nic_tuning.ARGUMENT_SPEC).validate(
+        {"interfaces": group_vars["rdma_interfaces"]}).error_messages
+    assert errors == []
