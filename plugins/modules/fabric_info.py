@@ -25,6 +25,11 @@ description:
   - RV(findings) states, in words, what the checklist would flag (a port not ACTIVE, non-zero drop
     or pause counters, softnet drops, retransmits, interrupts piling onto one CPU).
   - Changes nothing.
+requirements:
+  - Linux with sysfs (C(/sys/class/infiniband), C(/sys/class/net)) and procfs on the node.
+  - C(ethtool) and iproute2 (C(ip)) for the netdev part.
+  - Optional, used once each when installed - rdma-core's C(ibv_devinfo) (ibverbs-utils), iproute2's C(rdma),
+    C(ibstat) (infiniband-diags), C(nvidia-smi).
 options:
   interfaces:
     description: Extra netdevs to report (besides those under an RDMA port).

@@ -23,6 +23,8 @@ description:
     command or file they came from) and the C(fix); it writes the JSON, Markdown and HTML reports into
     O(report_dir). Consistency findings name the odd nodes and the majority value. docs/verify.md lists every id.
   - The comparison is linear in the number of hosts (benchmarks/verify_scaling.py measures it).
+requirements:
+  - None on the nodes - it runs on the controller from the facts M(hpcnet.rdma.verify_info) gathered.
 options:
   stage:
     description: What to do (see the description).

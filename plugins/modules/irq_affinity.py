@@ -25,6 +25,9 @@ description:
     live and bake mode.
   - Verifies each written mask by reading it back and reports C(effective_affinity_list); IRQs the
     kernel refuses (managed IRQs on some drivers) are named in RV(refused), not failures.
+requirements:
+  - Linux with sysfs (C(msi_irqs), NUMA nodes) and C(/proc/irq) on the node.
+  - systemd (C(systemctl)) for the boot-time applier unit and to restart irqbalance when it is used.
 options:
   interfaces:
     description: Interfaces whose queue IRQs to pin, each with an optional policy overriding the module-level one.

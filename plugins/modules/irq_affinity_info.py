@@ -15,6 +15,8 @@ description:
   - For each interface with MSI/MSI-X vectors, lists its queue IRQs with number, name, configured
     and effective affinity, the driver's hint and per-CPU counts from C(/proc/interrupts), plus the
     NIC's NUMA node and local CPUs, and irqbalance's state. Changes nothing.
+requirements:
+  - Linux with sysfs and C(/proc/interrupts) on the node; iproute2 (C(ip)) to select interfaces.
 options:
   interfaces:
     description: Interface names; all interfaces with MSI/MSI-X queue IRQs when empty.

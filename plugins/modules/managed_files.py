@@ -23,6 +23,8 @@ description:
     C(ansible.builtin.template) lookup.
   - Used by the hpcnet.rdma.fabric_app_config role for C(/etc/nccl.conf), C(/etc/ucx/ucx.conf) and
     C(/etc/openmpi/openmpi-mca-params.conf).
+requirements:
+  - None beyond Python on the node.
 options:
   files:
     description: The files, each given once.

@@ -44,6 +44,9 @@ description:
     address, which VLANs and bonds share. A C(.link) file of someone else that sorts before it and
     matches the same device wins at boot, as udev applies only the first match; that is warned about.
   - Originals are recorded in the journal; roll back with M(hpcnet.rdma.tuning_state).
+requirements:
+  - C(ethtool) (rings, channels, coalescing, capabilities) and iproute2 (C(ip)) on the node.
+  - systemd-udevd for the persisted C(.link) files.
 options:
   defaults:
     description:

@@ -26,6 +26,9 @@ description:
     packages something else installed later. A package that was in Debian's C(config-files) state
     before goes back to it.
   - This is a present-only module; removing what it installed is M(hpcnet.rdma.tuning_state)'s job.
+requirements:
+  - C(apt-get), C(apt-cache), C(dpkg-query) and C(dpkg) (Debian, Ubuntu), or C(dnf) and C(rpm) (RHEL family)
+    on the node.
 options:
   packages:
     description: Package names in the node's distribution (no versions, no paths).

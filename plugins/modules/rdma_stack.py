@@ -39,6 +39,10 @@ description:
   - Inside a container (which shares the host's kernel) loading modules, creating soft-RoCE links
     and changing the netns mode are not possible; they are named in RV(not_possible) (fail, or
     O(on_not_possible=warn)), the persistent files are still written.
+requirements:
+  - kmod (C(modprobe), C(rmmod)), systemd (C(systemctl), C(udevadm)) and C(getent) on the node.
+  - iproute2's C(rdma) for soft-RoCE links and the RDMA netns mode.
+  - rdma-core (C(ibv_devinfo)) to read RDMA devices, when installed.
 options:
   modules:
     description: Kernel modules to load now and at boot.

@@ -54,6 +54,12 @@ description:
     when nothing at all can be set on the node, no boot files are installed."
   - Every original is recorded in the journal; M(hpcnet.rdma.tuning_state) rolls them back and removes the
     boot files.
+requirements:
+  - iproute2's C(dcb) (backend C(dcb)) or NVIDIA C(mlnx_qos) (backend C(mlnx_qos), from MLNX_OFED or the
+    mlnx-tools package) on the node.
+  - The rdma_cm configfs (C(/sys/kernel/config/rdma_cm)) for the RoCE ToS and mode; rdma-core (C(ibv_devinfo))
+    and iproute2's C(rdma) to find the RDMA devices.
+  - systemd (C(systemctl)) for the boot-time unit of O(mode=persist) and O(mode=both).
 options:
   interfaces:
     required: true

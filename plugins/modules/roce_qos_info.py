@@ -16,6 +16,9 @@ description:
     (C(dcb -j), C(mlnx_qos)) and sysfs/configfs files - and changes nothing.
   - RV(findings) lists what would make RoCE lossy or slow in the current state - the same coherence checks
     M(hpcnet.rdma.roce_qos) runs before it applies anything, evaluated on the values in place.
+requirements:
+  - iproute2's C(dcb) or NVIDIA C(mlnx_qos) on the node (whichever the backend is).
+  - rdma-core (C(ibv_devinfo)) and iproute2's C(rdma) to find the RDMA devices.
 options:
   interfaces:
     description:

@@ -25,6 +25,8 @@ description:
     in RV(notes). C(disabled) and C(masked) units already do not start at boot.
   - C(ssh.service) and C(sshd.service) are refused in O(stop), since stopping them ends the connection
     this task and a rollback run over.
+requirements:
+  - systemd (C(systemctl)) on the node.
 options:
   stop:
     description:

@@ -21,6 +21,8 @@ description:
     the task fails on it unless O(on_unsettable=warn).
   - Warns when another sysctl.d file applied later at boot would override one of the values.
   - Originals are recorded in the journal; roll back with M(hpcnet.rdma.tuning_state).
+requirements:
+  - Linux with procfs (C(/proc/sys)) on the node; systemd-sysctl or procps applies C(/etc/sysctl.d) at boot.
 options:
   sysctls:
     description:

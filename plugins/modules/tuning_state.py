@@ -32,6 +32,9 @@ description:
     RV(interrupted); the next run that takes the journal lock (any module's, or a rollback) reads its
     keys back, keeps the ones that changed (marked C(reconciled)) and forgets the ones that did not.
   - The journal is on disk, so rollback also works after a reboot.
+requirements:
+  - The tools of what it restores - C(ethtool) and iproute2 for NIC keys, C(dcb) or C(mlnx_qos) for QoS keys,
+    kmod for modules, systemd for units, C(dpkg)/C(rpm) for packages; none for status.
 options:
   action:
     description: C(status) reads the journal; C(rollback) restores originals.

@@ -21,6 +21,9 @@ description:
     the modes of the C(/dev/infiniband) nodes and the profile recorded by the C(hpcnet.rdma.tuning) role.
   - The role C(hpcnet.rdma.rdma_verify) runs it on every node and compares the nodes with
     M(hpcnet.rdma.fabric_verify_info) on the controller. Changes nothing.
+requirements:
+  - Linux with sysfs and procfs on the node; C(ethtool) and iproute2 (C(ip)) for netdev counters.
+  - Optional, used when installed - rdma-core's C(ibv_devinfo), iproute2's C(rdma), C(ibstat).
 options:
   interfaces:
     description:
