@@ -38,7 +38,7 @@ description:
     O(mode=persist) whenever one is there, before what the node cannot do is reported.
   - Inside a container (which shares the host's kernel) loading modules, creating soft-RoCE links
     and changing the netns mode are not possible; they are named in RV(not_possible) (fail, or
-    O(on_not_possible=warn)), the persistent files are still written.
+    O(on_unsupported=warn)), the persistent files are still written.
 requirements:
   - kmod (C(modprobe), C(rmmod)), systemd (C(systemctl), C(udevadm)) and C(getent) on the node.
   - iproute2's C(rdma) for soft-RoCE links and the RDMA netns mode.
@@ -122,8 +122,12 @@ options:
         O(mode=persist) inside an image build, the image's only or newest C(/lib/modules) tree
         when the running kernel has none.
     type: str
-  on_not_possible:
-    description: What to do when a runtime part is not possible here (a container); C(warn) reports it in RV(not_possible).
+  on_unsupported:
+    description:
+      - What to do when a runtime part is not possible here (a container); C(warn) reports it in RV(not_possible).
+      - The collection's one name for this switch (M(hpcnet.rdma.sysctl_tuning) and M(hpcnet.rdma.roce_qos)
+        have it too); C(on_not_possible) is its old name, kept as an alias.
+    aliases: [on_not_possible]
     type: str
     choices: [fail, warn]
     default: fail
@@ -245,7 +249,7 @@ ARGUMENT_SPEC = _spec.argument_spec(dict(
     )),
     netns_mode=dict(type="str", choices=["exclusive", "shared"]),
     kernel_release=dict(type="str"),
-    on_not_possible=dict(type="str", choices=["fail", "warn"], default="fail"),
+    on_unsupported=dict(type="str", choices=["fail", "warn"], default="fail", aliases=["on_not_possible"]),
 ), _spec.MODE, _spec.JOURNAL_DIR, _spec.RUN)
 
 
@@ -267,7 +271,7 @@ def run(module, host: Host) -> dict:
     extra = {"not_possible": [], "refused": [], "modules": {}, "kernel_release": None, "notes": [],
              "device_nodes": {}, "reboot_required": False, "loaded_as_a_consequence": []}
     extra["not_possible"] = _rdmaplan.not_possible(norm, mode, in_container, running)
-    if extra["not_possible"] and params["on_not_possible"] == "fail":
+    if extra["not_possible"] and params["on_unsupported"] == "fail":
         module.fail_json(msg=_rdmaplan.not_possible_message(extra["not_possible"]), **extra)
     engine = Engine(module, host, params["journal_dir"], domains=(_rdma.DOMAINS,))
     node = {}

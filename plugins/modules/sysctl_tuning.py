@@ -18,7 +18,7 @@ description:
     whitespace-normalised, so C(4096 87380 6291456) equals the kernel's tab-separated output.
   - A key the kernel does not let this context change (a kernel-global key inside a container,
     or one that is absent or read-only in a child network namespace) is reported in RV(unsettable);
-    the task fails on it unless O(on_unsettable=warn).
+    the task fails on it unless O(on_unsupported=warn).
   - Warns when another sysctl.d file applied later at boot would override one of the values.
   - Originals are recorded in the journal; roll back with M(hpcnet.rdma.tuning_state).
 requirements:
@@ -42,11 +42,14 @@ options:
         does not survive a reboot, C(/usr/lib/sysctl.d) belongs to the packages).
     type: path
     default: /etc/sysctl.d/90-hpcnet-rdma.conf
-  on_unsettable:
+  on_unsupported:
     description:
       - What to do with a key the kernel does not allow in this context.
       - C(fail) fails before changing anything; C(warn) applies the other keys, still persists
         the key (it applies at boot on a real node) and lists it in RV(unsettable).
+      - The collection's one name for this switch (M(hpcnet.rdma.roce_qos) and M(hpcnet.rdma.rdma_stack)
+        have it too); C(on_unsettable) is its old name, kept as an alias.
+    aliases: [on_unsettable]
     type: str
     choices: [fail, warn]
     default: fail
@@ -86,7 +89,7 @@ EXAMPLES = r"""
 
 - name: Inside containers, apply per-namespace keys and report global ones
   hpcnet.rdma.sysctl_tuning:
-    on_unsettable: warn
+    on_unsupported: warn
     sysctls:
       net.ipv4.tcp_mtu_probing: 1
       net.core.rmem_max: 268435456
@@ -139,7 +142,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 ARGUMENT_SPEC = _spec.argument_spec(dict(
     sysctls=dict(type="dict", required=True),
     file=dict(type="path", default=_sysctl.DEFAULT_FILE),
-    on_unsettable=dict(type="str", choices=["fail", "warn"], default="fail"),
+    on_unsupported=dict(type="str", choices=["fail", "warn"], default="fail", aliases=["on_unsettable"]),
     context=dict(type="str", choices=["auto", "host", "container"], default="auto"),
 ), _spec.MODE, _spec.JOURNAL_DIR, _spec.RUN)
 
@@ -163,7 +166,7 @@ def run(module, host: Host) -> dict:
         keys = list(raw)
         in_container = host.in_container() if params["context"] == "auto" else params["context"] == "container"
         planned = _sysctl.plan(
-            raw, _sysctl.observe(host, keys), params["mode"], in_container, params["on_unsettable"],
+            raw, _sysctl.observe(host, keys), params["mode"], in_container, params["on_unsupported"],
             file_path, host.file_state(file_path), params["journal_dir"])
         extra["unsettable"] = planned["unsettable"]
         extra["sysctls"] = planned["desired"]
