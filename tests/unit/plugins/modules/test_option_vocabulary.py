@@ -27,8 +27,7 @@ def options(spec: Dict[str, Any], where: str = "") -> Iterator[Tuple[str, Dict[s
     for name, opt in spec.items():
         yield where + name, opt
         if opt.get("options"):
-            for item in options(opt["options"], where + name + "."):
-                yield item
+            yield from options(opt["options"], where + name + ".")
 
 
 @pytest.mark.parametrize("name", MODULES)
