@@ -64,7 +64,10 @@ def test_link_file_persists_the_nic_settings(host):
 def test_journal_holds_the_originals(host):
     journal = json.loads(host.file("/var/lib/hpcnet-rdma/journal.json").content_string)
     assert journal["schema"] == 1
-    assert [g["module"] for g in journal["generations"]] == ["sysctl_tuning", "nic_tuning"]
+    # one tuning run: sysctls, the NIC, then the applied profile recorded (managed_files)
+    assert [g["module"] for g in journal["generations"]] == ["sysctl_tuning", "nic_tuning", "managed_files"]
+    assert len({g["run"] for g in journal["generations"]}) == 1
+    assert [g["scope"] for g in journal["generations"]] == ["tuning.sysctl", "tuning.nic", "tuning.record"]
     originals = journal["originals"]
     assert originals["sysctl:net.ipv4.tcp_rmem"]["value"] == pristine(host)["sysctl"]["net.ipv4.tcp_rmem"]
     assert originals["nic:data0:mtu"]["value"] == 1500
