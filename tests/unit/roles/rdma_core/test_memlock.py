@@ -67,9 +67,14 @@ def render(overrides: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def play_vars(path: str) -> Dict[str, Any]:
-    """The role's variables a Molecule converge play sets."""
-    plays = DataLoader().load_from_file(os.path.join(ROOT, path))
-    return dict((k, v) for k, v in plays[0]["vars"].items() if k.startswith("rdma_core_"))
+    """The role's variables a Molecule converge sets: its play vars, or (molecule.yml) the
+    inventory's group_vars of rdma_nodes, which converge and the switch share."""
+    full = os.path.join(ROOT, path)
+    if path.endswith("molecule.yml"):
+        found = DataLoader().load_from_file(full)["provisioner"]["inventory"]["group_vars"]["rdma_nodes"]
+    else:
+        found = DataLoader().load_from_file(full)[0]["vars"]
+    return dict((k, v) for k, v in found.items() if k.startswith("rdma_core_"))
 
 
 def molecule_module(path: str, name: str) -> Any:
@@ -139,8 +144,9 @@ def test_molecule_rdma_core_expects_exactly_what_the_role_writes(rnode):
 
 
 def test_molecule_vm_expects_exactly_what_the_role_writes(rnode):
-    """molecule/vm's converge vars (through the tuning role, rdma_core_mode live) on a node with data0."""
-    _m, out = run_role_task(rnode, render(play_vars("molecule/vm/converge.yml")))
+    """molecule/vm's converge vars (molecule.yml's rdma_nodes group_vars, through the tuning role,
+    rdma_core_mode live) on a node with data0."""
+    _m, out = run_role_task(rnode, render(play_vars("molecule/vm/molecule.yml")))
     checks = molecule_module("molecule/vm/checks_stack.py", "molecule_vm_checks_stack")
     files = [p for p in written(out) if not p.startswith("/etc/systemd/system/multi-user.target.wants/")]
     assert sorted(files) == sorted(checks.STACK_FILES)
