@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Generate the variable table of each role's README.md from its meta/argument_specs.yml.
 
 meta/argument_specs.yml is the one contract of a role's variables; the README shows it as a table

@@ -308,8 +308,8 @@ def drop_unsupported_defaults(chosen: Dict[str, Dict[str, Any]],
             elif section == "coalesce" and state.get(field) is None:
                 reason = "coalesce.%s not supported by driver %s" % (field, driver)
             elif section != "coalesce" and not state["max"].get(field):
-                reason = "%s.%s not supported by driver %s (maximum %s)" % (section, field, driver,
-                                                                          state["max"].get(field))
+                reason = "%s.%s not supported by driver %s (maximum %s)" % (
+                    section, field, driver, state["max"].get(field))
             else:
                 continue
             settings[section].pop(field, None)

@@ -58,8 +58,8 @@ options:
     default: [drift, consistency, path_mtu, checklist]
   fail_on:
     description:
-      - The severity from which RV(gate.failed) is true - C(error), C(warning), C(info), or C(never).
-      - This action does not fail on findings itself; the role fails the play on RV(gate.failed).
+      - The severity from which C(failed) in RV(gate) is true - C(error), C(warning), C(info), or C(never).
+      - This action does not fail on findings itself; the role fails the play when C(failed) in RV(gate) is true.
     type: str
     default: error
   severity:

@@ -310,8 +310,8 @@ def consistency(nodes: Dict[str, Dict[str, Any]], hosts: List[str]) -> List[Dict
         if not odd:
             continue
         held = sum(1 for v in values.values() if _key(v) == _key(win))
-        note = "; a tie, broken by %s" % ("the recorded profile" if len(expected) == 1 and _key(win) in expected
-                                           else "play order") if tie else ""
+        broken_by = "the recorded profile" if len(expected) == 1 and _key(win) in expected else "play order"
+        note = "; a tie, broken by %s" % broken_by if tie else ""
         shown = ", ".join("%s has %s" % (h, _show(values[h])) for h in odd[:10]) + (" ..." if len(odd) > 10 else "")
         evidence = [ev(h, _WHAT[item], values[h], sources[h]) for h in odd]
         first_major = next(h for h, v in values.items() if _key(v) == _key(win))
@@ -668,8 +668,8 @@ def _setting_findings(h: str, node: Dict[str, Any], prof: Dict[str, Any], option
                     if v is not None and live and k in live and live.get(k) != v)
         if diff:
             found.append(finding("coalesce.profile_mismatch", [h], "%s: %s coalescing differs from the profile %s: %s"
-                                 % (h, name, prof.get("name"), ", ".join("%s %s (wanted %s)" % (k, d["live"], d["wanted"])
-                                                                        for k, d in diff.items())),
+                                 % (h, name, prof.get("name"),
+                                    ", ".join("%s %s (wanted %s)" % (k, d["live"], d["wanted"]) for k, d in diff.items())),
                                  [ev(h, "%s coalesce" % name, diff, "ethtool -c %s; profile nic.coalesce" % name)],
                                  "re-apply the profile (hpcnet.rdma.tune_rdma --tags nic) or change nic.coalesce"))
     if has_rdma:

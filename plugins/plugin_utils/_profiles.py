@@ -141,8 +141,8 @@ def chain_of(name: Any, defs: Mapping[str, Any]) -> List[str]:
 def _check_shape(name: str, profile: Any) -> None:
     """What merging needs: a mapping of known keys whose sections are mappings (or null)."""
     if not isinstance(profile, Mapping):
-        raise ProfileError("%s: %s is not a mapping; allowed: a mapping of %s" % (_where(name), _show(profile),
-                                                                                 ", ".join(PROFILE_KEYS)))
+        raise ProfileError("%s: %s is not a mapping; allowed: a mapping of %s"
+                           % (_where(name), _show(profile), ", ".join(PROFILE_KEYS)))
     for key in profile:
         if key not in PROFILE_KEYS:
             raise ProfileError("%s: unknown section %s; allowed: %s" % (_where(name), _show(key), ", ".join(PROFILE_KEYS)))

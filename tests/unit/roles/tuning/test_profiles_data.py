@@ -94,4 +94,3 @@ def test_a_user_profile_extends_a_builtin():
     assert out["nic"] == {"mtu": 9000, "coalesce": {"adaptive_rx": True}}
     assert out["services"] == {"stop": ["cups.service"], "disable": []}
     assert out["sysctls"] == _profiles.resolve("offpeak", BUILTIN)["sysctls"]
-

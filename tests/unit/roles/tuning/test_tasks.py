@@ -53,7 +53,7 @@ def test_checks_run_with_any_tag_and_before_any_change():
     checks = [t for t in MAIN if "ansible.builtin.import_tasks" not in t]
     assert checks and all(t["tags"] == ["always"] for t in checks)
     assert {action(t) for t in checks} <= {"ansible.builtin.assert", "ansible.builtin.include_vars",
-                                          "ansible.builtin.slurp", "ansible.builtin.set_fact"}
+                                           "ansible.builtin.slurp", "ansible.builtin.set_fact"}
 
 
 def test_run_id_and_mode_are_computed_once():
