@@ -259,7 +259,7 @@ class Engine(object):
     def run(self, name: str, build: Callable[[], Tuple[Plan, Dict[str, Any]]],
             result: Optional[Dict[str, Any]] = None, record: bool = True,
             on_success: Optional[Callable[[bool, Dict[str, Any]], bool]] = None,
-            restore: bool = False) -> Dict[str, Any]:
+            restore: bool = False, release: bool = True) -> Dict[str, Any]:
         """Validate and plan, then (when something changes) lock, re-plan and apply.
 
         ``build`` reads the node and returns the plan and ``previous`` for every managed key; it
@@ -274,7 +274,22 @@ class Engine(object):
 
         Every locked run first settles what killed runs left behind (:meth:`reconcile`); a run
         takes the lock for that alone when there is such a generation it can read back.
+
+        ``release=False``: a follow-up generation of the same call (what the system did in
+        consequence, e.g. modules udev loaded): it releases nothing and is recorded without the
+        release scope, so a later call of that scope, which cannot plan those keys, leaves them.
         """
+        scope = self.release_scope
+        if not release:
+            self.release_scope = None
+        try:
+            return self._run(name, build, result, record, on_success, restore)
+        finally:
+            self.release_scope = scope
+
+    def _run(self, name: str, build: Callable[[], Tuple[Plan, Dict[str, Any]]],
+             result: Optional[Dict[str, Any]], record: bool,
+             on_success: Optional[Callable[[bool, Dict[str, Any]], bool]], restore: bool) -> Dict[str, Any]:
         self.preflight()
         plan, previous = self._build(build, restore, name)
         work = bool(plan) or (on_success is not None and on_success(True, {}))

@@ -704,9 +704,9 @@ def plan_rdma_cm(ports: List[Dict[str, Any]], desired: Dict[str, Any], plan: Pla
             continue
         if device not in seen:
             seen.add(device)
+            key = "dir:" + cm_dir(device)
+            previous[key] = bool(port["cm_dir"])   # managed either way (a later release_scope call keeps it)
             if not port["cm_dir"]:
-                key = "dir:" + cm_dir(device)
-                previous[key] = False
                 plan.add(key, False, True)
         for field, value in (("tos", desired["tos"]), ("mode", mode)):
             _consider(plan, previous, wanted, "rdmacm:%s:%d:%s" % (device, port["port"], field), port[field], value)

@@ -681,3 +681,20 @@ def test_pkg_names_helpers():
         _pkg.validate_names(["../x.deb"])
     assert _pkg.topo_order(["a", "b", "c"], {"a": ["c"], "c": ["b"]}) == ["b", "c", "a"]
     assert _pkg.topo_order(["a", "b"], {"a": ["b"], "b": ["a"]}) in (["b", "a"], ["a", "b"])
+
+
+def test_modules_loaded_in_consequence_are_not_released_by_the_next_call(rnode):
+    """With a release_scope (the tuning role's), the follow-up generation of the modules udev loaded
+    is not claimed by the scope: the next call cannot plan them, so it must leave them loaded (and
+    not release what the first generation set either): idempotent; rollback still unloads them."""
+    rnode.write("/etc/rdma/modules/rdma.conf", "ib_ipoib\n")
+    pristine = rnode.snapshot()
+    params = dict(soft_roce=[{"netdev": "data0"}], mode="runtime", release_scope="tuning.stack")
+    out = call(rdma_stack, rnode, journal_run="r1", **params)
+    assert out["loaded_as_a_consequence"] == ["ib_cm", "ib_ipoib"]
+    gens = call(tuning_state, rnode, action="status")["generations"]
+    assert [g.get("scope") for g in gens] == ["tuning.stack", None] and {g["run"] for g in gens} == {"r1"}
+    again = call(rdma_stack, rnode, journal_run="r2", **params)
+    assert again["changed"] is False and "ib_ipoib" in rnode.loaded and "rdma_rxe" in rnode.loaded
+    rollback(rnode)
+    assert rnode.loaded == set() and untouched(rnode, pristine)

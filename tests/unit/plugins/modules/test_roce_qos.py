@@ -566,3 +566,15 @@ def test_info_on_the_vm_lab(tmp_path):
     assert out["unsupported"][0]["interface"] == "data0"
     assert out["rdma_ports"][0]["device"] == "rxe0" and out["rdma_ports"][0]["active_mtu"] == 1024
     assert out["findings"] == []
+
+
+def test_with_a_release_scope_a_second_tune_changes_nothing(lab):
+    """The rdma_cm group a first call created is managed by the next call too (in ``previous``), so a
+    release_scope call (the tuning role's) neither removes nor re-creates it: idempotent."""
+    first = qos(lab, release_scope="tuning.qos", journal_run="r1")
+    assert first["changed"] is True
+    again = qos(lab, release_scope="tuning.qos", journal_run="r2")
+    assert again["changed"] is False and again["changes"] == []
+    # every key but the parent directories of created files (the engine keeps those, as parents of managed files)
+    kept = [k for k in first["previous"] if not k.startswith("dir:") or k.startswith("dir:/sys/kernel/config/")]
+    assert kept and all(k in again["previous"] for k in kept)
