@@ -79,7 +79,7 @@ def main() -> int:
     print("%8s %12s %16s %10s" % ("hosts", "seconds", "ms per host", "findings"))
     for n in args.sizes:
         nodes = synthetic(n)
-        best, count = min(once(nodes) for _ in range(args.repeat))
+        best, count = min(once(nodes) for _round in range(args.repeat))
         print("%8d %12.4f %16.3f %10d" % (n, best, 1000.0 * best / n, count))
     return 0
 

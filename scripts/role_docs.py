@@ -134,7 +134,7 @@ def stale(role: str) -> bool:
 
 
 def main(argv: List[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when a README's table is stale; write nothing")
     parser.add_argument("roles", nargs="*", help="role directories (default: every role under roles/ with argument specs)")
     args = parser.parse_args(argv)
