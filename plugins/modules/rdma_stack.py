@@ -286,8 +286,9 @@ def run(module, host: Host) -> dict:
     result = engine.run("rdma_stack", build, extra)
     if not module.check_mode and _rdmaplan.may_load_more(result, node):
         new, follow = _rdmaplan.consequences(host, node, result)
-        _rdmaplan.add_consequences(result, new, engine.run("rdma_stack", lambda: (follow, {}), {}, release=False)
-                                  if new else {})
+        # udev's consequences: a follow-up generation that releases nothing (Engine.run release=False)
+        follow_result = engine.run("rdma_stack", lambda: (follow, {}), {}, release=False) if new else {}
+        _rdmaplan.add_consequences(result, new, follow_result)
     _rdmaplan.outcome(result)
     if not module.check_mode:
         _rdmaplan.reapply_udev_rule(host, result)
