@@ -15,7 +15,6 @@ irqbalance, coalescing, the NCCL/UCX traffic class, the memlock limit of the RDM
 from __future__ import annotations
 
 import glob
-import json
 import re
 import time
 from typing import Any, Callable, Dict, List, Optional
@@ -172,15 +171,9 @@ def _irq_detail(host: Host, name: str, interrupts: Dict[int, Dict[str, Any]]) ->
 
 def _read_json(host: Host, path: str) -> Any:
     try:
-        text = host.read(path)
+        return host.read_json(path)
     except HostError as e:
         return {"file": path, "error": str(e)}
-    if text is None:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError as e:
-        return {"file": path, "error": "not JSON: %s" % e}
 
 
 def rdma_core_version(host: Host, globber: Callable[[str], List[str]] = glob.glob) -> Dict[str, Optional[str]]:

@@ -18,6 +18,7 @@ import base64
 import binascii
 import errno
 import fcntl
+import json
 import os
 import re
 import stat
@@ -286,6 +287,17 @@ class Host:
             return None
         except OSError as e:
             raise HostError("cannot read %s: %s" % (path, e.strerror or e))
+
+    def read_json(self, path: str) -> Any:
+        """A JSON file's value, or None when it does not exist; HostError when it cannot be read
+        or is not JSON."""
+        text = self.read(path)
+        if text is None:
+            return None
+        try:
+            return json.loads(text)
+        except ValueError as e:
+            raise HostError("not JSON: %s" % e)
 
     def write_proc(self, path: str, value: str) -> None:
         """Write one value to /proc or /sys (no temp file: these are not regular files)."""

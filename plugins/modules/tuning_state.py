@@ -164,7 +164,6 @@ msg:
 
 import base64
 import hashlib
-import json
 from typing import Any, Dict, Optional
 
 from ansible.module_utils.basic import AnsibleModule
@@ -197,15 +196,11 @@ def _applied(journal: _engine.Journal) -> Dict[str, Dict[str, Any]]:
 def _profile(host: Host, path: str, applied: Dict[str, Dict[str, Any]]) -> Optional[Dict[str, Any]]:
     """The profile record the tuning role wrote (name, digest, chain), with when it was applied."""
     try:
-        text = host.read(path)
+        record = host.read_json(path)
     except HostError as e:
         return {"file": path, "error": str(e)}
-    if text is None:
+    if record is None:
         return None
-    try:
-        record = json.loads(text)
-    except ValueError as e:
-        return {"file": path, "error": "not JSON: %s" % e}
     if not isinstance(record, dict):
         return {"file": path, "error": "not a JSON object"}
     out = dict((k, record[k]) for k in ("name", "digest", "chain", "description") if k in record)

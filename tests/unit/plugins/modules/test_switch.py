@@ -180,3 +180,11 @@ def test_status_names_the_profile_and_every_drifted_key(lab):
 def test_status_without_a_recorded_profile(lab):
     sysctl(lab, {"vm.swappiness": 10})
     assert state(lab, action="status")["profile"] is None
+
+
+@pytest.mark.parametrize("content, error", [("{not json", "not JSON"), ("[1, 2]", "not a JSON object")])
+def test_a_broken_profile_record_is_reported_not_raised(lab, content, error):
+    apply(lab, PEAK, "r1")
+    lab.write(PROFILE, content, 0o644)
+    profile = state(lab, action="status")["profile"]
+    assert profile["file"] == PROFILE and error in profile["error"]
