@@ -169,6 +169,18 @@ def _irq_detail(host: Host, name: str, interrupts: Dict[int, Dict[str, Any]]) ->
             "online_cpus": _irq.format_cpulist(_irq.online_cpus(host)), "irqs": irqs}
 
 
+def device_nodes(host: Host, groups: Dict[int, str]) -> Dict[str, Dict[str, Any]]:
+    """Group and mode of each device node in /dev/infiniband.  udev's by-ibdev/ and by-path/ are
+    directories of links (0755 by design), not device nodes: they are not access the profile limits."""
+    out = {}
+    for name in host.listdir(DEV_IB):
+        path = "%s/%s" % (DEV_IB, name)
+        perms = None if host.isdir(path) else host.node_perms(path)
+        if perms is not None:
+            out[name] = dict(perms, group=groups.get(perms["gid"]))
+    return out
+
+
 def _read_json(host: Host, path: str) -> Any:
     try:
         return host.read_json(path)
@@ -225,11 +237,7 @@ def gather(host: Host, params: Dict[str, Any], sleep: Callable[[float], None] = 
         if name.endswith(".conf"):
             limit_files.append({"path": "%s/%s" % (LIMITS_D, name), "text": host.read("%s/%s" % (LIMITS_D, name)) or ""})
     groups = parse_group_file(host.read("/etc/group") or "")
-    devnodes = {}
-    for name in host.listdir(DEV_IB):
-        perms = host.node_perms("%s/%s" % (DEV_IB, name))
-        if perms is not None:
-            devnodes[name] = dict(perms, group=groups.get(perms["gid"]))
+    devnodes = device_nodes(host, groups)
     apps = {}
     for app, path, key in (("nccl", params["nccl_conf"], "NCCL_IB_TC"), ("ucx", params["ucx_conf"], "UCX_IB_TRAFFIC_CLASS")):
         text = host.read(path)

@@ -22,7 +22,9 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter, OrderedDict
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
+
+from ansible_collections.hpcnet.rdma.plugins.module_utils._irq import format_cpulist
 
 SEVERITIES = ("error", "warning", "info")
 RANK = {"info": 1, "warning": 2, "error": 3}
@@ -548,6 +550,15 @@ def _node_checklist(h: str, node: Dict[str, Any], options: Dict[str, Any], any_r
     return found
 
 
+def _irq_cpus(irq: Dict[str, Any]) -> Set[int]:
+    """The CPUs an IRQ is served on: its effective affinity, unless that lies outside the mask set
+    in smp_affinity_list - then a move is pending (x86 moves an MSI at its next interrupt, so an
+    idle queue keeps its old CPU in effective_affinity_list) and the mask is where it will run."""
+    mask = set(_cpus(irq.get("affinity") or ""))
+    effective = set(_cpus(irq.get("effective") or ""))
+    return effective if effective and (not mask or effective <= mask) else mask
+
+
 def _irq_findings(h: str, node: Dict[str, Any], prof: Dict[str, Any]) -> List[Dict[str, Any]]:
     found = []
     info = node["info"]
@@ -557,9 +568,9 @@ def _irq_findings(h: str, node: Dict[str, Any], prof: Dict[str, Any]) -> List[Di
             continue
         src = "/proc/irq/N/smp_affinity_list, effective_affinity_list"
         local = _cpus(detail.get("local_cpus") or "")
-        sets = [set(_cpus(i.get("effective") or i.get("affinity") or "")) for i in detail["irqs"]]
-        used = set().union(*sets) if sets else set()
-        shown = dict((i["name"], i.get("effective") or i.get("affinity")) for i in detail["irqs"])
+        where = dict((i["name"], _irq_cpus(i)) for i in detail["irqs"])
+        used = set().union(*where.values()) if where else set()
+        shown = dict((n, format_cpulist(list(cpus))) for n, cpus in where.items())
         if len(detail["irqs"]) > 1 and len(used) == 1 and len(local) > 1 and policy != "single":
             found.append(finding("irq.concentrated", [h], "%s: all %d queue IRQs of %s are on CPU %d (local CPUs %s)"
                                  % (h, len(detail["irqs"]), name, next(iter(used)), detail.get("local_cpus")),

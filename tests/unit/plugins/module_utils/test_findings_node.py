@@ -12,6 +12,7 @@ import os
 import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _findings_node as N
+from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "fabric_info")
 
@@ -89,3 +90,21 @@ def test_data_interfaces(fixture, explicit, fallback, expected):
     with open(os.path.join(FIXTURES, fixture + ".json"), encoding="utf-8") as f:
         facts = json.load(f)
     assert N.data_interfaces(facts, explicit, fallback) == expected
+
+
+def test_device_nodes_skip_udev_link_directories(tmp_path):
+    """/dev/infiniband's by-ibdev/ and by-path/ (0755 directories of links) are not device nodes:
+    only the files are reported, with their group name and mode (a regular file stands in for a
+    character device here; node_perms stats either)."""
+    ib = tmp_path / "dev" / "infiniband"
+    for d in ("by-ibdev", "by-path"):
+        (ib / d).mkdir(parents=True)
+        (ib / d).chmod(0o755)
+    (ib / "uverbs0").write_text("")
+    (ib / "uverbs0").chmod(0o660)
+    (ib / "rdma_cm").write_text("")
+    (ib / "rdma_cm").chmod(0o666)
+    gid = os.stat(str(ib / "uverbs0")).st_gid
+    out = N.device_nodes(Host(root=str(tmp_path)), {gid: "rdma"})
+    assert out == {"uverbs0": {"gid": gid, "mode": "0660", "group": "rdma"},
+                   "rdma_cm": {"gid": gid, "mode": "0666", "group": "rdma"}}

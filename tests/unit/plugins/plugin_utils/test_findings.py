@@ -99,6 +99,21 @@ def _concentrated(n):
         i["affinity"] = i["effective"] = "0"
 
 
+def _concentrated_move_pending(n):
+    # both masks written to CPU 0; the idle queue's effective CPU moves only at its next interrupt
+    # (x86 MSI), so effective_affinity_list still says 1 - the mask is where it will run
+    irqs = n["info"]["irqs"]["data0"]["irqs"]
+    for i in irqs:
+        i["affinity"] = "0"
+    irqs[0]["effective"], irqs[1]["effective"] = "1", "0"
+
+
+def _default_mask_one_cpu(n):
+    # no pinning (mask = every CPU) but the kernel serves every queue on CPU 0: concentrated too
+    for i in n["info"]["irqs"]["data0"]["irqs"]:
+        i["affinity"], i["effective"] = "0-1", "0"
+
+
 def _port_down(n):
     n["info"]["fabric"]["devices"]["rxe0"]["ports"]["1"]["state"] = "DOWN"
 
@@ -177,6 +192,8 @@ def _single_policy(n):
     ("rxe", _no_v2, ["roce.no_v2_gid"]),
     ("rxe", _rdma_mtu_above, ["consistency.mtu", "path_mtu.failed", "rdma.mtu_above_netdev"]),
     ("rxe", _concentrated, ["irq.concentrated"]),
+    ("rxe", _concentrated_move_pending, ["irq.concentrated"]),
+    ("rxe", _default_mask_one_cpu, ["irq.concentrated"]),
     ("rxe", _single_policy, []),                       # one CPU is what the profile asks for
     ("ice", _ice_irqs_off_numa, ["irq.off_numa"]),
     ("rxe", _softnet, ["softnet.drops", "softnet.squeeze"]),
