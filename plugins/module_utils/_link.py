@@ -29,6 +29,18 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils._spec import SELECTORS
 
 LINK_DIR = "/etc/systemd/network"
 LINK_FILE = LINK_DIR + "/10-hpcnet-rdma-{ifname}.link"
+# match: driver persists one file per driver; it sorts after the per-interface files (10-), so an
+# interface's own file wins over its driver's, and before the distribution's 99-default.link.
+DRIVER_LINK_FILE = LINK_DIR + "/20-hpcnet-rdma-driver-{driver}.link"
+# What the distribution's 99-default.link sets (systemd 252): a driver-wide file matches devices of
+# any name, so instead of Name= it keeps the naming every other device gets.
+DEFAULT_NAMING = ("NamePolicy=keep kernel database onboard slot path",
+                  "AlternativeNamesPolicy=database onboard slot path",
+                  "MACAddressPolicy=persistent")
+# How a persisted .link file matches its device (nic_tuning's match option).
+MATCHES = ("auto", "path", "driver", "original_name", "mac")
+# Selectors that can plan a .link file for an interface that is not present (a bake).
+ABSENT_SELECTORS = ("name", "driver")
 # Where udev looks for .link files (systemd.link(5)); a name in an earlier directory hides the
 # same name in a later one, and of all the files the first matching one in name order applies.
 LINK_DIRS = (LINK_DIR, "/run/systemd/network", "/usr/local/lib/systemd/network", "/usr/lib/systemd/network",
@@ -245,13 +257,36 @@ def _conflicts(ifname: str, setters: Dict[str, Tuple[int, str]], index: int, kin
         setters[label] = (index, "%s=%s" % (kind, value))
 
 
+def _set_match(target: str, settings: Dict[str, Any], entry: Dict[str, Any], index: int, kind: str,
+               value: str) -> None:
+    """Record the entry's ``match``/``match_value`` on one interface's settings; an entry selecting
+    by name overrides a broader entry's, two other entries disagreeing is an error naming both."""
+    if not entry.get("match") and not entry.get("match_value"):
+        return
+    mine = (entry.get("match") or "auto", entry.get("match_value"))
+    earlier = settings.get("match_by")
+    if earlier is not None and settings["match"] != mine and not (kind == "name" and earlier[1] != "name"):
+        raise ValueError("interfaces[%d] (%s=%s) and interfaces[%d] (%s=%s) give %s a different match "
+                         "(%s, then %s); make them agree, or select it by name to override the broader entry"
+                         % (earlier[0], earlier[1], earlier[2], index, kind, value, target,
+                            "/".join(str(x) for x in settings["match"] if x), "/".join(str(x) for x in mine if x)))
+    settings["match"] = mine
+    settings["match_by"] = (index, kind, value)
+
+
 def select(entries: List[Dict[str, Any]], links: Dict[str, Dict[str, Any]],
-           defaults: Optional[Dict[str, Any]] = None) -> Dict[str, Dict[str, Any]]:
+           defaults: Optional[Dict[str, Any]] = None,
+           absent: Optional[Dict[str, Dict[str, Any]]] = None) -> Dict[str, Dict[str, Any]]:
     """Interface name → merged settings: ``defaults``, then each selecting entry in order.
 
     An entry selecting by name overrides, per setting, what earlier glob/driver/subnet entries
     set; two entries that otherwise give one interface's setting different values are an error
-    naming both."""
+    naming both.
+
+    ``absent`` (persist-only mode, a bake): a dict that receives, instead of an error, each
+    ``name`` or ``driver`` selection that matches no interface here, keyed ``name=X`` /
+    ``driver=X`` with its merged settings: its .link file is planned from the entry alone.  A
+    ``glob`` or ``subnet`` selection needs the interfaces themselves and stays an error."""
     chosen: Dict[str, Dict[str, Any]] = {}
     setters: Dict[str, Dict[str, Tuple[int, str]]] = {}
     explicit: Dict[str, set] = {}
@@ -259,9 +294,9 @@ def select(entries: List[Dict[str, Any]], links: Dict[str, Dict[str, Any]],
     for i, entry in enumerate(entries):
         kind, value = _selector(entry, i)
         if kind == "name":
-            if value not in links:
+            names = [value] if value in links else []
+            if not names and absent is None:
                 raise ValueError("interfaces[%d].name: unknown interface %r; present: %s" % (i, value, present))
-            names = [value]
         elif kind == "glob":
             names = [n for n in sorted(links) if fnmatch.fnmatchcase(n, value)]
         elif kind == "driver":
@@ -273,9 +308,22 @@ def select(entries: List[Dict[str, Any]], links: Dict[str, Dict[str, Any]],
                 raise ValueError("interfaces[%d].subnet: %r is not an IPv4/IPv6 network (e.g. 10.0.0.0/24)"
                                  % (i, value))
             names = [n for n in sorted(links) if _holds_subnet(links[n], net)]
+        if not names and absent is not None and kind in ABSENT_SELECTORS:
+            label = "%s=%s" % (kind, value)
+            if label not in absent:
+                absent[label] = {"selected_by": [], "selector": kind, "value": value, "index": i}
+                _merge(absent[label], defaults)
+            _conflicts(label, setters.setdefault(label, {}), i, kind, value, entry, absent[label])
+            absent[label]["selected_by"].append(label)
+            _merge(absent[label], entry)
+            _set_match(label, absent[label], entry, i, kind, value)
+            continue
         if not names:
-            raise ValueError("interfaces[%d]: selector %s=%r matched no interface; present: %s"
-                             % (i, kind, value, present))
+            raise ValueError("interfaces[%d]: selector %s=%r matched no interface; present: %s%s"
+                             % (i, kind, value, present,
+                                "" if absent is None else
+                                " (in mode persist an interface that is not here can be selected by name or "
+                                "driver, with match; glob and subnet need the interfaces themselves)"))
         for n in names:
             if n not in chosen:
                 chosen[n] = {"selected_by": []}
@@ -283,6 +331,7 @@ def select(entries: List[Dict[str, Any]], links: Dict[str, Dict[str, Any]],
             _conflicts(n, setters.setdefault(n, {}), i, kind, value, entry, chosen[n])
             chosen[n]["selected_by"].append("%s=%s" % (kind, value))
             _merge(chosen[n], entry)
+            _set_match(n, chosen[n], entry, i, kind, value)
             explicit.setdefault(n, set()).update((sec, f) for sec, f, _v in _fields(entry))
     for n, settings in chosen.items():   # what only the defaults (a profile) give: skipped where unsupported
         settings["from_defaults"] = sorted(set((sec, f) for sec, f, _v in _fields(defaults)) - explicit[n])
@@ -446,11 +495,89 @@ def link_match(ifname: str, obs: Dict[str, Any]) -> List[str]:
     return ["OriginalName=%s" % ifname]
 
 
-def render_link(ifname: str, obs: Dict[str, Any], values: Dict[str, Any], journal_dir: str) -> str:
-    """A systemd .link file that re-applies ``values`` whenever the device appears."""
-    lines = [_files.HEADER.format(module="nic_tuning", journal=journal_dir), "[Match]\n"]
-    lines.extend(line + "\n" for line in link_match(ifname, obs))
-    lines.append("\n[Link]\nName=%s\n" % ifname)
+def match_lines(ifname: str, obs: Dict[str, Any], match: str = "auto", value: Optional[str] = None,
+                persist_only: bool = False) -> Tuple[List[str], Optional[str]]:
+    """The ``[Match]`` lines of ``ifname``'s .link file as ``match`` says, and the driver when the
+    file is the driver's (``match: driver``: one file for every device of the driver, which keeps
+    the distribution's naming), else None.  ``obs`` is what this node shows of the interface (empty
+    when it is not here); ``value`` (``match_value``) replaces what would be read from it.
+
+    ``persist_only`` (mode persist, an image bake): the file must match on the nodes the image
+    boots, so a MAC address is never used - ``auto`` refuses where it would fall back to the
+    permanent MAC, and ``mac`` is refused."""
+    where = "interfaces: %s" % ifname
+    present = bool(obs)
+    if value is not None and match in ("auto", "mac"):
+        raise ValueError("%s: match_value %r needs match path, driver or original_name (got match: %s)"
+                         % (where, value, match))
+    if match == "auto":
+        if not present:
+            raise ValueError("%s is not present here, so how its .link file matches it at boot cannot be read from "
+                             "it; set match: original_name (OriginalName=, the kernel's name; match_value if it "
+                             "differs from %s), path with match_value (udev's ID_PATH on the target nodes, e.g. "
+                             "pci-0000:3b:00.0) or driver with match_value (every NIC of that driver)" % (where, ifname))
+        lines = link_match(ifname, obs)
+        if persist_only and lines[0].startswith("PermanentMACAddress="):
+            raise ValueError("%s would be matched by its permanent MAC address (%s), which only this node has; in "
+                             "mode persist (an image bake) the .link file must match on every node the image boots: "
+                             "set match: path (the bus position, udev ID_PATH), driver or original_name"
+                             % (where, lines[0].split("=", 1)[1]))
+        return lines, None
+    if match == "path":
+        path = value or obs.get("udev_path")
+        if not path:
+            raise ValueError("%s: match: path needs udev's ID_PATH of the device, and %s; give match_value: the "
+                             "ID_PATH on the target nodes (udevadm info -q property /sys/class/net/IF, e.g. "
+                             "pci-0000:3b:00.0)" % (where, "there is none here (no udev database: a chroot or a "
+                                                    "container, or a virtual device)" if present
+                                                    else "the interface is not present here"))
+        if value is None and not obs.get("path_unique", True):
+            raise ValueError("%s: match: path - other netdevs share its bus device (ports of one PCI function, "
+                             "representors), so Path=%s would match them all; use match: original_name or mac"
+                             % (where, path))
+        lines = ["Path=%s" % path]
+        if obs.get("device_driver"):
+            lines.append("Driver=%s" % obs["device_driver"])
+        return lines, None
+    if match == "driver":
+        driver = value or obs.get("device_driver") or obs.get("driver")
+        if not driver:
+            raise ValueError("%s: match: driver - its driver is %s; give match_value: the driver (e.g. mlx5_core)"
+                             % (where, "not known here" if present else "unknown (the interface is not present here)"))
+        if "/" in driver or not driver.strip() or driver != driver.strip():
+            raise ValueError("%s: match_value %r is not a driver name" % (where, driver))
+        return ["Driver=%s" % driver], driver
+    if match == "original_name":
+        name = value or ifname
+        if "/" in name or not name.strip():
+            raise ValueError("%s: match_value %r is not an interface name" % (where, name))
+        return ["OriginalName=%s" % name], None
+    if match == "mac":
+        if persist_only:
+            raise ValueError("%s: match: mac matches this node's NIC only; in mode persist (an image bake) use "
+                             "match: path, driver or original_name" % where)
+        perm = obs.get("permaddr") or obs.get("permanent_mac")
+        if not perm:
+            raise ValueError("%s: match: mac - it has no permanent MAC address (a virtual device, or the kernel "
+                             "reports none); use match: path, driver or original_name" % where)
+        return ["PermanentMACAddress=%s" % perm], None
+    raise ValueError("%s: match %r is not one of %s" % (where, match, ", ".join(MATCHES)))
+
+
+def link_file_path(ifname: str, driver: Optional[str]) -> str:
+    return DRIVER_LINK_FILE.format(driver=driver) if driver else LINK_FILE.format(ifname=ifname)
+
+
+def render_link(ifname: str, obs: Dict[str, Any], values: Dict[str, Any], journal_dir: str,
+                lines: Optional[List[str]] = None, driver_wide: bool = False) -> str:
+    """A systemd .link file that re-applies ``values`` whenever the device appears.
+
+    ``lines``: the [Match] lines (default :func:`link_match`); ``driver_wide``: the file matches
+    every device of a driver, so it names none (the distribution's naming policy instead)."""
+    out = [_files.HEADER.format(module="nic_tuning", journal=journal_dir), "[Match]\n"]
+    out.extend(line + "\n" for line in (link_match(ifname, obs) if lines is None else lines))
+    out.append("\n[Link]\n")
+    out.extend(line + "\n" for line in (DEFAULT_NAMING if driver_wide else ("Name=%s" % ifname,)))
     order = ["mtu"] + ["ring." + f for f in RINGS] + ["channel." + f for f in CHANNELS] + \
         ["coalesce." + f for f in COALESCE_BOOL + COALESCE_INT]
     for setting in order:
@@ -463,8 +590,53 @@ def render_link(ifname: str, obs: Dict[str, Any], values: Dict[str, Any], journa
             text = "%dus" % v
         else:
             text = str(v)
-        lines.append("%s=%s\n" % (_LINK_KEY[setting], text))
-    return "".join(lines)
+        out.append("%s=%s\n" % (_LINK_KEY[setting], text))
+    return "".join(out)
+
+
+def absent_values(label: str, settings: Dict[str, Any], allow_low_mtu: bool = False) -> Dict[str, Any]:
+    """Validate the settings of a selection that is not present here (a bake): only what holds for
+    every NIC (ranges); its driver's limits are checked by nobody until udev applies the file at
+    boot (systemd-udevd logs what the device refuses, and applies the rest)."""
+    out: Dict[str, Any] = {}
+    if settings.get("mtu") is not None:
+        mtu = settings["mtu"]
+        if not 68 <= mtu <= 65535:
+            raise ValueError("interfaces: %s mtu=%d is outside 68..65535" % (label, mtu))
+        check_mtu_floor(label, mtu, {"name": label}, allow_low_mtu, False)
+        out["mtu"] = mtu
+    for group, names in (("ring", RINGS), ("channel", CHANNELS)):
+        wanted = settings.get(_SECTION[group]) or {}
+        floor = 1 if group == "ring" else 0
+        for field in names:
+            if wanted.get(field) is None:
+                continue
+            if wanted[field] < floor:
+                raise ValueError("interfaces: %s %s.%s=%d is invalid; allowed: %d or more"
+                                 % (label, _SECTION[group], field, wanted[field], floor))
+            out["%s.%s" % (group, field)] = wanted[field]
+    wanted = settings.get("coalesce") or {}
+    for field in COALESCE_BOOL + COALESCE_INT:
+        if wanted.get(field) is None:
+            continue
+        if field in COALESCE_INT and wanted[field] < 0:
+            raise ValueError("interfaces: %s coalesce.%s=%d is negative; allowed: 0 or more"
+                             % (label, field, wanted[field]))
+        out["coalesce." + field] = wanted[field]
+    return out
+
+
+class FileStates(object):
+    """``path -> FileState`` read on demand (plan asks for the .link files it plans)."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+        self.seen: Dict[str, Any] = {}
+
+    def get(self, path: str) -> Any:
+        if path not in self.seen:
+            self.seen[path] = self.host.file_state(path)
+        return self.seen[path]
 
 
 # ---------------------------------------------------------------------- other .link files
@@ -521,10 +693,11 @@ def link_file_matches(text: str, ifname: str, obs: Dict[str, Any]) -> Optional[s
     return ", ".join(reasons)
 
 
-def earlier_link_files(host: Host, ifname: str, obs: Dict[str, Any]) -> List[str]:
-    """Warnings for .link files that sort before this interface's own and match it: udev applies
-    only the first matching .link file, so the persisted settings would silently not apply."""
-    ours = os.path.basename(LINK_FILE.format(ifname=ifname))
+def earlier_link_files(host: Host, ifname: str, obs: Dict[str, Any], path: Optional[str] = None) -> List[str]:
+    """Warnings for .link files that sort before this interface's own (``path``, default its
+    per-interface file) and match it: udev applies only the first matching .link file, so the
+    persisted settings would silently not apply."""
+    ours = os.path.basename(path or LINK_FILE.format(ifname=ifname))
     files: Dict[str, str] = {}
     for d in LINK_DIRS:
         for name in host.listdir(d):
@@ -534,14 +707,14 @@ def earlier_link_files(host: Host, ifname: str, obs: Dict[str, Any]) -> List[str
     for name in sorted(files):
         if name >= ours:
             break
-        path = files[name]
-        if name.startswith("10-hpcnet-rdma-") or host.readlink(path) == "/dev/null":
+        other = files[name]
+        if name.startswith(("10-hpcnet-rdma-", "20-hpcnet-rdma-")) or host.readlink(other) == "/dev/null":
             continue
-        why = link_file_matches(host.read(path) or "", ifname, obs)
+        why = link_file_matches(host.read(other) or "", ifname, obs)
         if why:
             out.append("%s sorts before %s and matches %s (%s): udev applies only the first .link file that "
                        "matches a device, so the settings persisted for %s would not apply at boot; rename it "
-                       "to sort after %s or narrow its [Match]" % (path, ours, ifname, why, ifname, ours))
+                       "to sort after %s or narrow its [Match]" % (other, ours, ifname, why, ifname, ours))
     return out
 
 
@@ -844,12 +1017,15 @@ def _guard(diffs: Dict[str, List[str]], management: ManagementPath, allow_manage
 def plan(chosen: Dict[str, Dict[str, Any]], observed: Dict[str, Dict[str, Any]], mode: str, cap: bool,
          management: Any, allow_management: bool, link_files: Dict[str, Any],
          journal_dir: str, net: Optional[Dict[str, Dict[str, Any]]] = None,
-         allow_low_mtu: bool = False) -> Dict[str, Any]:
+         allow_low_mtu: bool = False, absent: Optional[Dict[str, Dict[str, Any]]] = None,
+         match: str = "auto") -> Dict[str, Any]:
     """Validate everything, then plan runtime keys and .link files; raises ValueError first.
 
     ``management``: a :class:`ManagementPath`, or a list of interface names that carry the
     connection.  ``net``: every interface of the node (:func:`read_network`) for the stacking
-    (defaults to ``observed``)."""
+    (defaults to ``observed``).  ``absent``: the selections :func:`select` found no interface
+    for (mode persist only): a .link file each, from the entry alone.  ``match``: how a .link
+    file matches its device where the entry does not say (:func:`match_lines`)."""
     if not isinstance(management, ManagementPath):
         names = list(management)
         management = ManagementPath(required=False)
@@ -864,6 +1040,7 @@ def plan(chosen: Dict[str, Dict[str, Any]], observed: Dict[str, Dict[str, Any]],
     p = Plan()
     previous: Dict[str, Any] = {}
     diffs: Dict[str, List[str]] = {}
+    driver_files: Dict[str, Tuple[List[str], Dict[str, Any], str]] = {}
     for ifname in sorted(wanted):
         values = wanted[ifname]
         if runtime:
@@ -881,10 +1058,57 @@ def plan(chosen: Dict[str, Dict[str, Any]], observed: Dict[str, Dict[str, Any]],
                         p.add("nic:%s:mtu" % upper, upper_mtu, values["mtu"])
                 p.add(key, before, values[setting])
         if mode in ("persist", "both"):
+            lines, driver = match_lines(ifname, observed[ifname], *chosen[ifname].get("match", (match, None)),
+                                        persist_only=not runtime)
+            if driver:
+                _driver_file(driver_files, driver, ifname, lines, values)
+                continue
             path = LINK_FILE.format(ifname=ifname)
             before = link_files.get(path)
             previous["file:" + path] = before
-            p.add("file:" + path, before, _files.owned(render_link(ifname, observed[ifname], values, journal_dir)))
+            p.add("file:" + path, before, _files.owned(render_link(ifname, observed[ifname], values, journal_dir,
+                                                                   lines)))
+    for label in sorted(absent or {}):
+        settings = absent[label]
+        values = absent_values(label, settings, allow_low_mtu)
+        wanted[label] = values
+        kind, value = settings["selector"], settings["value"]
+        how, how_value = settings.get("match", (match, None))
+        if kind == "driver" and how != "driver":
+            raise ValueError("interfaces[%d] (driver=%s): no interface of driver %s is present here, so its .link "
+                             "file can only match by driver: set match: driver" % (settings["index"], value, value))
+        lines, driver = match_lines(value if kind == "name" else label, {}, how,
+                                    how_value if how_value is not None or kind == "name" else value,
+                                    persist_only=not runtime)
+        if driver:
+            _driver_file(driver_files, driver, label, lines, values)
+            continue
+        path = LINK_FILE.format(ifname=value)
+        before = link_files.get(path)
+        previous["file:" + path] = before
+        p.add("file:" + path, before, _files.owned(render_link(value, {}, values, journal_dir, lines)))
+    for driver in sorted(driver_files):
+        lines, values, _who = driver_files[driver]
+        path = DRIVER_LINK_FILE.format(driver=driver)
+        before = link_files.get(path)
+        previous["file:" + path] = before
+        p.add("file:" + path, before, _files.owned(render_link(driver, {}, values, journal_dir, lines,
+                                                               driver_wide=True)))
     _guard(diffs, management, allow_management)
     return {"plan": _order_mtu_changes(p, net), "previous": previous, "capped": capped, "desired": wanted,
             "dragged": dict((n, [u[0] for u in d]) for n, d in drags.items())}
+
+
+def _driver_file(files: Dict[str, Tuple[List[str], Dict[str, Any], str]], driver: str, who: str,
+                 lines: List[str], values: Dict[str, Any]) -> None:
+    """One .link file per driver (match: driver): every interface it covers must want the same."""
+    if driver in files and files[driver][1] != values:
+        raise ValueError("interfaces: %s and %s both match by driver %s, which persists one .link file for every "
+                         "NIC of the driver, but want different settings (%s, then %s); give them the same values, "
+                         "or match one of them by path or original_name"
+                         % (files[driver][2], who, driver, _show(files[driver][1]), _show(values)))
+    files.setdefault(driver, (lines, values, who))
+
+
+def _show(values: Dict[str, Any]) -> str:
+    return ", ".join("%s=%s" % (k, values[k]) for k in sorted(values)) or "nothing"

@@ -38,11 +38,20 @@ description:
     (C(local), C(docker), C(podman), C(chroot), ...) say so with O(management_connection=none);
     the hpcnet.rdma.tuning role derives it from C(ansible_connection) and passes C(ansible_host) as
     O(management_address).
-  - The C(.link) file matches the device by udev's C(ID_PATH) and its driver (C(Path=), C(Driver=)),
-    the same on every node with the same hardware layout, so a baked image carries it; else by the
-    permanent MAC address; else, for virtual devices, by C(OriginalName=). Never by the current MAC
-    address, which VLANs and bonds share. A C(.link) file of someone else that sorts before it and
-    matches the same device wins at boot, as udev applies only the first match; that is warned about.
+  - How the C(.link) file matches its device is O(match) (per entry O(interfaces[].match)). V(auto)
+    matches by udev's C(ID_PATH) and its driver (C(Path=), C(Driver=)), the same on every node with
+    the same hardware layout; else by the permanent MAC address; else, for virtual devices, by
+    C(OriginalName=). Never by the current MAC address, which VLANs and bonds share. A C(.link) file of
+    someone else that sorts before it and matches the same device wins at boot, as udev applies only
+    the first match; that is warned about.
+  - B(Image bakes) (O(mode=persist)). The file must match on every node the image boots, never only
+    the bake host, so a MAC address is never used - V(auto) fails where it would fall back to the
+    permanent MAC, asking for O(match), and V(mac) is refused. An interface that is not present (in the
+    usual bake, a chroot or container without the target NICs) can still be persisted when it is
+    selected by O(interfaces[].name) or O(interfaces[].driver) with a O(match) that needs nothing from
+    the device - V(original_name), V(path) with O(interfaces[].match_value), V(driver); its values are
+    checked for their ranges only (udev applies what the NIC accepts at boot). O(interfaces[].glob)
+    and O(interfaces[].subnet) need the interfaces themselves and fail when they select none.
   - Originals are recorded in the journal; roll back with M(hpcnet.rdma.tuning_state).
 requirements:
   - C(ethtool) (rings, channels, coalescing, capabilities) and iproute2 (C(ip)) on the node.
@@ -142,7 +151,41 @@ options:
       subnet:
         description: Select interfaces holding an address inside this network, for example C(10.10.0.0/16).
         type: str
+      match:
+        description:
+          - How this entry's C(.link) files match their device; unset, O(match). An entry selecting by
+            O(interfaces[].name) overrides a broader entry's; two other entries disagreeing fail.
+        type: str
+        choices: [auto, path, driver, original_name, mac]
+      match_value:
+        description:
+          - What O(interfaces[].match) matches instead of what is read from the device - for V(path) udev's
+            C(ID_PATH) on the target nodes (C(pci-0000:3b:00.0), see C(udevadm info -q property
+            /sys/class/net/IF)), for V(driver) the driver (C(mlx5_core)), for V(original_name) the
+            kernel's name of the device (C(eth1)) when it differs from the selected name.
+          - Needed in O(mode=persist) for V(path) when the interface is not present here.
+        type: str
       <<: *settings
+  match:
+    description:
+      - How each persisted C(.link) file matches its device at boot, unless the entry says
+        (O(interfaces[].match)).
+      - V(auto) - C(Path=) udev's C(ID_PATH) and C(Driver=) for a bus device that is the only netdev of
+        its bus device; else C(PermanentMACAddress=) (refused with O(mode=persist), an image bake, as that
+        address is only this node's); else C(OriginalName=) for virtual devices.
+      - V(path) - C(Path=) the bus position (and C(Driver=) when known), the same slot on every node
+        with the same hardware layout.
+      - V(driver) - C(Driver=), one file for every NIC of the driver
+        (C(/etc/systemd/network/20-hpcnet-rdma-driver-DRIVER.link)), sorting after the per-interface
+        files (an interface's own file wins) and naming no device (the distribution's naming policy
+        is kept); every interface it covers must want the same values.
+      - V(original_name) - C(OriginalName=) the kernel's name of the device (C(eth1) with
+        C(net.ifnames=0), a virtual device's name); not a predictable name such as C(ens1f0np0), which
+        udev gives later.
+      - V(mac) - C(PermanentMACAddress=), this node's NIC only; refused with O(mode=persist).
+    type: str
+    choices: [auto, path, driver, original_name, mac]
+    default: auto
   cap:
     description: Cap values above the hardware maximum to the maximum (reported in RV(capped)) instead of failing.
     type: bool
@@ -204,12 +247,18 @@ EXAMPLES = r"""
       - subnet: 10.10.0.0/16
         rings: {rx: 65536}
 
-- name: Image bake - only write the .link files
+- name: Image bake - only write the .link files; the NICs need not be present
   hpcnet.rdma.nic_tuning:
     mode: persist
     interfaces:
       - name: ens1f0np0
+        match: path
+        match_value: pci-0000:3b:00.0
         mtu: 9000
+      - driver: ice   # every E810 port: one file for the driver (names kept)
+        match: driver
+        mtu: 9000
+        rings: {rx: 4096, tx: 4096}
 
 - name: Tell the guard how Ansible reaches the node (as the hpcnet.rdma.tuning role does)
   hpcnet.rdma.nic_tuning:
@@ -290,8 +339,15 @@ _SETTINGS = dict(
         [(k, _BOOL) for k in _link.COALESCE_BOOL] + [(k, _INT) for k in _link.COALESCE_INT])),
 )
 
+_MATCH = dict(
+    match=dict(type="str", choices=list(_link.MATCHES)),
+    match_value=dict(type="str"),
+)
+
 ARGUMENT_SPEC = _spec.argument_spec(dict(
-    interfaces=dict(type="list", elements="dict", required=True, options=_spec.argument_spec(_spec.SELECTOR, _SETTINGS)),
+    interfaces=dict(type="list", elements="dict", required=True,
+                    options=_spec.argument_spec(_spec.SELECTOR, _SETTINGS, _MATCH)),
+    match=dict(type="str", choices=list(_link.MATCHES), default="auto"),
     defaults=dict(type="dict", default={}, options=_SETTINGS),
     cap=dict(type="bool", default=False),
     allow_management_interface=dict(type="bool", default=False),
@@ -310,6 +366,7 @@ def run(module, host: Host) -> dict:
     extra = {"interfaces": {}, "capped": [], "unsupported": []}
 
     persist = params["mode"] in ("persist", "both")
+    persist_only = params["mode"] == "persist"
     warned = set()
 
     def warn(msg):
@@ -322,7 +379,8 @@ def run(module, host: Host) -> dict:
             return Plan(), {}
         net = _link.read_network(host)
         links = _link.observe(host, net)
-        chosen = _link.select(params["interfaces"], links, params["defaults"])
+        absent = {} if persist_only else None
+        chosen = _link.select(params["interfaces"], links, params["defaults"], absent)
         observed = {}
         for name, settings in chosen.items():
             observed[name] = dict(links[name])
@@ -334,24 +392,34 @@ def run(module, host: Host) -> dict:
             warn("%s %s from defaults skipped: %s" % (u["interface"], u["setting"], u["reason"]))
         if persist:
             _link.mark_shared_paths(host, observed, links)
-        mgmt = _link.read_management_path(host, net, params["management_address"],
-                                          params["management_connection"] == "network")
-        link_files = dict((_link.LINK_FILE.format(ifname=n), host.file_state(_link.LINK_FILE.format(ifname=n)))
-                          for n in chosen)
+        if persist_only:   # nothing changes at runtime: no connection to protect (and none to look for in a chroot)
+            mgmt = _link.ManagementPath(required=False)
+            mgmt.notes.append("mode persist: no runtime change")
+        else:
+            mgmt = _link.read_management_path(host, net, params["management_address"],
+                                              params["management_connection"] == "network")
         planned = _link.plan(chosen, observed, params["mode"], params["cap"], mgmt,
-                             params["allow_management_interface"], link_files, params["journal_dir"],
-                             net=net, allow_low_mtu=params["allow_low_mtu"])
+                             params["allow_management_interface"], _link.FileStates(host), params["journal_dir"],
+                             net=net, allow_low_mtu=params["allow_low_mtu"], absent=absent, match=params["match"])
         extra["capped"] = planned["capped"]
         extra["interfaces"] = dict((n, {"driver": observed[n].get("driver"),
                                         "selected_by": chosen[n]["selected_by"],
                                         "values": planned["desired"][n],
                                         "lowered_with_it": planned["dragged"].get(n, [])}) for n in chosen)
+        for label in sorted(absent or {}):
+            extra["interfaces"][label] = {"driver": None, "selected_by": absent[label]["selected_by"],
+                                          "values": planned["desired"][label], "lowered_with_it": [],
+                                          "present": False}
+            warn("%s is not present here: its .link file is planned from the entry alone and its values are not "
+                 "checked against a NIC; udev applies what the device accepts when it appears at boot" % label)
         extra["management"] = {"interfaces": mgmt.protected, "determined": mgmt.determined, "notes": mgmt.notes}
         for c in planned["capped"]:
             warn("%s %s capped from %d to the hardware maximum %d"
                  % (c["interface"], c["setting"], c["requested"], c["applied"]))
         for n in sorted(chosen) if persist else []:
-            for msg in _link.earlier_link_files(host, n, observed[n]):
+            _lines, driver = _link.match_lines(n, observed[n], *chosen[n].get("match", (params["match"], None)),
+                                              persist_only=persist_only)
+            for msg in _link.earlier_link_files(host, n, observed[n], _link.link_file_path(n, driver)):
                 warn(msg)
         return planned["plan"], planned["previous"]
 
