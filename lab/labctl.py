@@ -82,7 +82,9 @@ def add_vm_commands(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--timeout", type=float, default=float(os.environ.get("LAB_VM_BOOT_TIMEOUT", "420")))
     q.add_argument("--build", action="store_true", help="build the image first if needed")
     q.add_argument("--no-inventory", action="store_true", help="do not write inventories/lab-vm/hosts.yml")
-    q.set_defaults(func=lambda a: vmrun.up(a.run, a.nodes, a.timeout, a.build, a.no_inventory))
+    q.add_argument("--disk", type=Path, default=None,
+                   help="boot from this raw disk (a copy of the image's disk.img, e.g. baked) instead of the image's")
+    q.set_defaults(func=lambda a: vmrun.up(a.run, a.nodes, a.timeout, a.build, a.no_inventory, a.disk))
 
     q = with_run(vsub.add_parser("down", help="stop the recorded QEMU PIDs"))
     q.add_argument("--no-inventory", action="store_true", help="do not reset inventories/lab-vm/hosts.yml")

@@ -39,6 +39,10 @@ VM_MEMORY_MB = 1024
 VM_CPUS = 2
 DATA_MTU = 9000
 DATA_RX_QUEUE = 1024  # virtio-net: ethtool -g rx maximum = rx_queue_size; tx stays 256 (the maximum here)
+# The data NIC's PCI slot, fixed so its udev ID_PATH (pci-0000:00:10.0) is the same in every VM: an
+# image baked with nic_tuning match: path (molecule/bake) matches it by that path at first boot.
+DATA_PCI_SLOT = 0x10
+DATA_ID_PATH = f"pci-0000:00:{DATA_PCI_SLOT:02x}.0"
 
 
 def choose_accel() -> tuple[str, list[str]]:
@@ -108,7 +112,7 @@ def qemu_argv(node: dict, image: Path, accel: list[str], peer_listens: bool | No
         mode = "connect" if peer_listens else "listen"
         argv += ["-netdev", f"socket,id=data,{mode}=127.0.0.1:{node['data_port']}",
                  "-device", f"virtio-net-pci,netdev=data,mac={data_mac(k)},host_mtu={DATA_MTU},"
-                 f"rx_queue_size={DATA_RX_QUEUE},vectors=3"]
+                 f"rx_queue_size={DATA_RX_QUEUE},vectors=3,addr={DATA_PCI_SLOT:#x}"]
     return argv
 
 
@@ -158,10 +162,13 @@ def inventory_text(state: dict | None) -> str:
 # --------------------------------------------------------------------------- commands
 
 
-def new_state(run: str, count: int, image: Path, accel_why: str) -> dict[str, Any]:
-    """The record of a VM run before anything boots: names, ports, MACs, addresses, file paths."""
+def new_state(run: str, count: int, image: Path, accel_why: str, disk: Path | None = None) -> dict[str, Any]:
+    """The record of a VM run before anything boots: names, ports, MACs, addresses, file paths.
+    ``disk``: the raw disk image the overlays are backed by instead of the image's own disk.img (a
+    baked copy of it: molecule/bake); the kernel and initrd stay the image's."""
     rdir = run_dir(run)
     state: dict[str, Any] = {"run": run, "image": str(image), "accel": accel_why,
+                             "disk": str(disk if disk is not None else image / "disk.img"),
                              "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "key": str(KEY_FILE), "nodes": []}
     for k in range(1, count + 1):
         name = f"vm{k}"
@@ -186,8 +193,8 @@ def new_state(run: str, count: int, image: Path, accel_why: str) -> dict[str, An
 def boot(state: dict, image: Path, accel: list[str]) -> None:
     """Start each VM's QEMU (a connecting data0 only once its listener listens); recorded as it goes."""
     for node in state["nodes"]:
-        LOG.run_merged(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", str(image / "disk.img"),
-                        node["overlay"]])
+        LOG.run_merged(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b",
+                        state.get("disk") or str(image / "disk.img"), node["overlay"]])
         Path(node["console"]).unlink(missing_ok=True)
         if node["peer"] and node["index"] % 2 == 0:  # the connecting side: its listener must be up
             listener = state["nodes"][node["index"] - 2]
@@ -224,21 +231,24 @@ def down(run: str, no_inventory: bool) -> None:
         inventory.write(INVENTORY, inventory_text(None))
 
 
-def up(run: str, count: int, timeout: float, build: bool, no_inventory: bool) -> None:
-    """Boot `count` VMs as run `run` (a recorded one goes down first) and wait until ssh answers."""
+def up(run: str, count: int, timeout: float, build: bool, no_inventory: bool, disk: Path | None = None) -> None:
+    """Boot `count` VMs as run `run` (a recorded one goes down first) and wait until ssh answers;
+    from `disk` (a raw copy of the image's disk.img, e.g. baked) instead of the image's own disk."""
     if not 1 <= count <= MAX_NODES:
         LOG.die(f"--nodes must be between 1 and {MAX_NODES}")
     require_tools(QEMU, "qemu-img", "ssh")
     image = build_image(False) if build else image_dir()
     if not (image / "image.json").exists():
         LOG.die(f"no VM image {image.relative_to(ROOT)}; run `labctl.py vm image build` first")
+    if disk is not None and not disk.is_file():
+        LOG.die(f"--disk {disk}: no such file (a raw copy of {image.relative_to(ROOT)}/disk.img)")
     if load_state(run):
         LOG.info(f"VM run '{run}' is recorded; taking it down first")
         down(run, no_inventory=True)
     accel_why, accel = choose_accel()
     LOG.info(f"accelerator: {accel_why}")
     run_dir(run).mkdir(parents=True, exist_ok=True)
-    state = new_state(run, count, image, accel_why)
+    state = new_state(run, count, image, accel_why, disk.resolve() if disk is not None else None)
     save_state(state)
     t0 = time.monotonic()
     try:
