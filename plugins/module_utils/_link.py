@@ -536,7 +536,7 @@ def match_lines(ifname: str, obs: Dict[str, Any], match: str = "auto", value: Op
                              "representors), so Path=%s would match them all; use match: original_name or mac"
                              % (where, path))
         lines = ["Path=%s" % path]
-        if obs.get("device_driver"):
+        if value is None and obs.get("device_driver"):   # a given path is the target nodes': so is their driver
             lines.append("Driver=%s" % obs["device_driver"])
         return lines, None
     if match == "driver":

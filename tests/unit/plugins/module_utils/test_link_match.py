@@ -29,8 +29,9 @@ VETH = {"name": "data0", "driver": "veth", "permaddr": None}
     (VETH, "auto", None, True, ["OriginalName=data0"], None),
     # path: the slot, read or given
     (MLX, "path", None, True, ["Path=pci-0000:3b:00.0", "Driver=mlx5_core"], None),
-    (NO_UDEV, "path", "pci-0000:af:00.1", True, ["Path=pci-0000:af:00.1", "Driver=mlx5_core"], None),
-    (SHARED, "path", "pci-0000:3b:00.0", False, ["Path=pci-0000:3b:00.0", "Driver=mlx5_core"], None),
+    # a given path is the target nodes': nothing of this node's device is added to it
+    (NO_UDEV, "path", "pci-0000:af:00.1", True, ["Path=pci-0000:af:00.1"], None),
+    (SHARED, "path", "pci-0000:3b:00.0", False, ["Path=pci-0000:3b:00.0"], None),
     ({}, "path", "pci-0000:3b:00.0", True, ["Path=pci-0000:3b:00.0"], None),
     # driver: one file for the driver
     (MLX, "driver", None, True, ["Driver=mlx5_core"], "mlx5_core"),
