@@ -10,6 +10,11 @@ NCCL still asks for 106.  The script is rendered from the *wanted* value of ever
 planner considered (``_qos.plan_nic`` / ``plan_rdma_cm`` record them in plan order) and re-applies
 each with the command its runtime ``write_value`` uses.  The files are ``file:`` keys, so the
 journal records them and rollback (``tuning_state``) removes them.
+
+An image bake (mode persist in a chroot, ``rdma_mode: bake``) has no data NIC and no RDMA device:
+a ``name`` or ``driver`` selection that matches nothing there is *deferred* - :func:`deferred_lines`
+renders, from the input alone, a part of the script that finds those NICs at boot and decides each
+one's backend, DCB support, ECN sysfs and RDMA ports then, as roce_qos would have on that node.
 """
 from __future__ import annotations
 
@@ -98,7 +103,142 @@ ExecStart=/bin/sh {script}
 WantedBy=multi-user.target
 """
 
+_DEFERRED = """
+# NICs selected by name or driver that were not present when the image was baked: found at boot.
+# driver_nics DRIVER: the NICs the driver has bound now
+driver_nics() {{
+    for dev in /sys/class/net/*; do
+        drv=$(readlink "$dev/device/driver" 2>/dev/null) || continue
+        if [ "${{drv##*/}}" = "$1" ]; then
+            echo "${{dev##*/}}"
+        fi
+    done
+}}
+
+# select_nics name|driver VALUE: sets $nics (waiting as wait_for does)
+select_nics() {{
+    nics=
+    if [ "$1" = name ]; then
+        wait_for "/sys/class/net/$2"
+        if [ -e "/sys/class/net/$2" ]; then
+            nics=$2
+        fi
+        return 0
+    fi
+    nics=$(driver_nics "$2")
+    while [ -z "$nics" ] && [ "$waited" -lt {wait} ]; do
+        sleep 1
+        waited=$((waited + 1))
+        nics=$(driver_nics "$2")
+    done
+    if [ -z "$nics" ]; then
+        echo "hpcnet-rdma-qos: no NIC of driver $2 appeared within {wait} s" >&2
+        rc=1
+    fi
+}}
+
+# unsupported IF FEATURE REASON: what the NIC cannot do (roce_qos on_unsupported: {on_unsupported})
+unsupported() {{
+    echo "hpcnet-rdma-qos: $1: $2 not supported here: $3" >&2{fail}
+}}
+"""
+
 Wanted = _qos.Wanted
+Deferred = List[Tuple[str, str]]      # (selector, value) of each selection found only at boot
+_NIC = "@IF@"                         # the NIC's name in the key commands of a deferred NIC
+
+
+def _nic_lines(keys: Wanted, bins: Dict[str, str]) -> List[str]:
+    """The commands of ``keys`` (of the NIC ``_NIC``) with the NIC's name taken from ``$nic``."""
+    return [line.replace(_NIC, '"$nic"') for key, value in keys for line in _key_commands(key, value, bins)]
+
+
+def _deferred_nic(desired: Dict[str, Any], backend: str, bins: Dict[str, str]) -> List[str]:
+    """The shell function ``qos_nic IF``: the NIC side and the RDMA CM side of one deferred NIC."""
+    dmap, trust, pfc = desired["dscp_map"], desired["trust"], desired["pfc"]
+    mlnx: Wanted = [("mlnx_qos:%s:trust" % _NIC, trust)] if trust else []
+    mlnx += [("mlnx_qos:%s:dscp.%d" % (_NIC, d), p) for d, p in sorted(dmap.items())]
+    dcb: Wanted = [("dcb:%s:dscp.%d" % (_NIC, d), p) for d, p in sorted(dmap.items())]
+    if pfc is not None:
+        mlnx.append(("mlnx_qos:%s:pfc" % _NIC, pfc))
+        dcb.append(("dcb:%s:pfc" % _NIC, pfc))
+    body = ["qos_nic() {", "    nic=$1", '    drv=$(readlink "/sys/class/net/$nic/device/driver" 2>/dev/null)',
+            '    dcb_says=$(%s -j pfc show dev "$nic" 2>&1 >/dev/null)' % _q(_bin(bins, "dcb"))]
+    use_mlnx = {"auto": '[ "${drv##*/}" = mlx5_core ] && command -v %s >/dev/null 2>&1' % _q(_bin(bins, "mlnx_qos")),
+                "mlnx_qos": "true", "dcb": "false"}[backend]
+    body += ["    if %s; then" % use_mlnx] + ["        " + x for x in _nic_lines(mlnx, bins)]
+    body += ['    elif [ -z "$dcb_says" ]; then'] + ["        " + x for x in _nic_lines(dcb, bins)]
+    if trust:
+        # dcb apptrust needs iproute2 6.3 and a driver with it; mlx5 and ice switch to DSCP trust
+        # with the first DSCP APP entry instead (and back to PCP with none, as a boot leaves them)
+        argv = _dcb.DCB.argv("set_apptrust", ifname=_NIC, order=[trust])
+        apply = _q(_bin(bins, "dcb"), *argv[1:]).replace(_NIC, '"$nic"')
+        body += ["        if ! %s >/dev/null 2>&1; then" % apply]
+        if trust == "pcp" or dmap:
+            body += ['            echo "hpcnet-rdma-qos: $nic: no dcb apptrust; the driver trusts %s by its DSCP '
+                     'entries" >&2' % trust]
+        else:
+            body += ['            fail "dcb:$nic:trust" "dcb apptrust set dev $nic order dscp: no apptrust here, '
+                     'and trust dscp without a dscp_map needs it"']
+        body += ["        fi"]
+    body += ["    else", '        unsupported "$nic" dcb "$dcb_says"', "    fi"]
+    ecn = desired["ecn"]
+    for role, on in (("roce_np", ecn and ecn["np"]), ("roce_rp", ecn and ecn["rp"])):
+        for p in ecn_priorities(desired) if ecn else []:
+            body += _if_exists(_qos.ecn_path(_NIC, "%s.%d" % (role, p)), "ecn:%s:%s.%d" % (_NIC, role, p),
+                               1 if on else 0)
+    for field, value in (("cnp_dscp", (desired["cnp"] or {}).get("dscp")),
+                         ("cnp_802p_prio", (desired["cnp"] or {}).get("priority"))):
+        if value is not None:
+            body += _if_exists(_qos.ecn_path(_NIC, field), "ecn:%s:%s" % (_NIC, field), value)
+    body += ["    ports=0", "    for port in %s/*/ports/*; do" % _qos.IB_SYSFS,
+             '        if [ "$(cat "$port/gid_attrs/ndevs/0" 2>/dev/null)" != "$nic" ]; then', "            continue",
+             "        fi", "        ports=$((ports + 1))", '        dev=${port%/ports/*}', "        dev=${dev##*/}",
+             "        p=${port##*/}", '        group=%s/"$dev"' % _qos.CONFIGFS,
+             '        [ -d "$group" ] || run "dir:$group" mkdir "$group"',
+             '        put "rdmacm:$dev:$p:tos" %s "$group/ports/$p/default_roce_tos"' % _q(desired["tos"]),
+             '        put "rdmacm:$dev:$p:mode" %s "$group/ports/$p/default_roce_mode"'
+             % _q(_qos.ROCE_MODES[desired["roce_mode"]]),
+             "    done",
+             '    if [ "$ports" -eq 0 ]; then',
+             '        echo "hpcnet-rdma-qos: $nic has no RDMA port: no RDMA CM ToS/mode to set" >&2', "    fi", "}"]
+    return body
+
+
+def _if_exists(path: str, key: str, value: Any) -> List[str]:
+    """Set one ECN/CNP sysfs value of a deferred NIC where its driver exposes it."""
+    where = _q(path).replace(_NIC, '"$nic"')
+    return ["    if [ -e %s ]; then" % where, "        put %s %s %s" % (key.replace(_NIC, '"$nic"'), _q(value), where),
+            "    else", '        unsupported "$nic" ecn "no %s"' % path.replace(_NIC, "$nic"), "    fi"]
+
+
+def ecn_priorities(desired: Dict[str, Any]) -> List[int]:
+    """The priorities ECN is set on at boot: ``ecn.priorities``, else the data priority the input
+    gives (its DSCP in ``dscp_map``); ValueError when neither names one (the NIC's table is unknown)."""
+    ecn = desired["ecn"] or {}
+    if ecn.get("priorities") is not None:
+        return ecn["priorities"]
+    if desired["dscp"] in desired["dscp_map"]:
+        return [desired["dscp_map"][desired["dscp"]]]
+    raise ValueError("ecn.priorities: required for a NIC that is not present (mode persist, a bake): the RoCE "
+                     "priority of tos %d (DSCP %d) is not in dscp_map and the NIC's table is not known here; "
+                     "allowed: a list of priorities 0..7, or dscp_map: {%d: P}"
+                     % (desired["tos"], desired["dscp"], desired["dscp"]))
+
+
+def deferred_lines(deferred: Deferred, desired: Dict[str, Any], backend: str, on_unsupported: str,
+                   bins: Optional[Dict[str, str]] = None) -> List[str]:
+    """The part of the boot script for the selections found only at boot; none when ``deferred`` is empty."""
+    if not deferred:
+        return []
+    bins = bins or {}
+    fail = "" if on_unsupported == "warn" else "\n    rc=1"
+    lines = [_DEFERRED.format(wait=WAIT_SECONDS, on_unsupported=on_unsupported, fail=fail)]
+    lines += _deferred_nic(desired, backend, bins)
+    lines.append("run rdma_cm " + _q(_bin(bins, "modprobe"), "-q", "rdma_cm"))
+    for kind, value in deferred:
+        lines += ["select_nics %s" % _q(kind, value), "for nic in $nics; do", '    qos_nic "$nic"', "done"]
+    return lines
 
 
 def _q(*args: Any) -> str:
@@ -169,12 +309,13 @@ def _device(key: str) -> Tuple[str, str]:
     return "net", _qos._split(target)[0]
 
 
-def render_script(wanted: Wanted, bins: Optional[Dict[str, str]] = None) -> str:
+def render_script(wanted: Wanted, bins: Optional[Dict[str, str]] = None, deferred: Optional[List[str]] = None) -> str:
     """The boot script for ``wanted`` ((key, wanted value) in plan order); ``bins`` maps a tool
     (dcb, mlnx_qos, modprobe) to its absolute path on the node (a bare name when unknown).
 
     A key whose wanted value is what a boot leaves (an absent DSCP entry) adds nothing, not even a
-    wait for its device, so the script does not depend on what the node held before the tune."""
+    wait for its device, so the script does not depend on what the node held before the tune.
+    ``deferred``: the lines of :func:`deferred_lines`, run after those of ``wanted``."""
     steps = [(key, cmds) for key, cmds in ((k, _key_commands(k, v, bins or {})) for k, v in wanted) if cmds]
     devices: List[Tuple[str, str]] = []
     for key, _cmds in steps:
@@ -193,6 +334,7 @@ def render_script(wanted: Wanted, bins: Optional[Dict[str, str]] = None) -> str:
             groups.append(group)
             lines.append("[ -d %s ] || run %s mkdir %s" % (_q(group), _q("dir:" + group), _q(group)))
         lines.extend(cmds)
+    lines.extend(deferred or [])
     lines.append('exit "$rc"')
     return "\n".join(lines) + "\n"
 
@@ -207,12 +349,13 @@ def planned_paths(mode: str) -> List[str]:
 
 
 def plan_files(wanted: Wanted, bins: Dict[str, str], files: Dict[str, Any], plan: Plan,
-               previous: Dict[str, Any]) -> None:
+               previous: Dict[str, Any], deferred: Optional[List[str]] = None) -> None:
     """Add the script, the unit and its wants link as ``file:`` keys; nothing when no key is wanted
-    (every setting unsupported on this node).  ``files``: path → current FileState."""
-    if not wanted:
+    and nothing is deferred (every setting unsupported on this node).  ``files``: path → current
+    FileState; ``deferred``: the lines of :func:`deferred_lines`."""
+    if not wanted and not deferred:
         return
-    for path, after in ((SCRIPT, _files.owned(render_script(wanted, bins), "0755")),
+    for path, after in ((SCRIPT, _files.owned(render_script(wanted, bins, deferred), "0755")),
                         (UNIT_FILE, _files.owned(render_unit())),
                         (UNIT_LINK, {"link": UNIT_FILE})):
         before = files.get(path)

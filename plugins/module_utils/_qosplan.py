@@ -21,9 +21,13 @@ BOOT_TOOLS = ("dcb", "mlnx_qos", "modprobe")
 # ---------------------------------------------------------------------- observe (I/O)
 def observe(host: Host, selections: List[Dict[str, Any]], backend: str, roce_mode: str, mode: str) -> Dict[str, Any]:
     """Everything :func:`plan` needs: the selected links, each one's DCB/ECN state and RDMA ports,
-    the state of the boot files ``mode`` plans and where the boot script's tools are."""
+    the state of the boot files ``mode`` plans and where the boot script's tools are.
+
+    In mode persist (a bake) a ``name`` or ``driver`` selection that matches no interface here is
+    ``deferred``: found, and inspected, by the boot script."""
     links = _link.observe(host)
-    chosen = _link.select(selections, links)
+    absent: Dict[str, Dict[str, Any]] = {}
+    chosen = _link.select(selections, links, None, absent if mode == "persist" else None)
     ports = _qos.observe_rdma(host, sorted(chosen), roce_mode)
     nics = {}
     for ifname in sorted(chosen):
@@ -33,7 +37,8 @@ def observe(host: Host, selections: List[Dict[str, Any]], backend: str, roce_mod
         nics[ifname] = {"obs": obs, "mtu": links[ifname]["mtu"], "selected_by": chosen[ifname]["selected_by"],
                         "ecn": _qos.observe_ecn(host, ifname) if obs["supported"] else None,
                         "ports": [p for p in ports if p["netdev"] == ifname]}
-    return {"nics": nics, "ports": ports,
+    return {"nics": nics, "ports": ports, "backend": backend,
+            "deferred": [(a["selector"], a["value"]) for _label, a in sorted(absent.items(), key=lambda x: x[1]["index"])],
             "files": dict((path, host.file_state(path)) for path in _qosboot.planned_paths(mode)),
             "bins": dict((name, host.which(name) or name) for name in BOOT_TOOLS)}
 
@@ -68,6 +73,14 @@ def plan(desired: Dict[str, Any], seen: Dict[str, Any], on_unsupported: str, mod
             errors.append(str(e))
             continue
         info.update(finals[ifname], trust_control=obs["trust_control"])
+    deferred = seen.get("deferred") or []
+    for kind, value in deferred:
+        errors.extend(_qos.check_input("%s=%s" % (kind, value), desired))
+    if deferred and desired["ecn"] is not None:
+        try:
+            _qosboot.ecn_priorities(desired)
+        except ValueError as e:
+            errors.append(str(e))
     if errors:
         raise ValueError("; ".join(errors))
     live = Plan()
@@ -83,13 +96,17 @@ def plan(desired: Dict[str, Any], seen: Dict[str, Any], on_unsupported: str, mod
     else:
         p, previous = Plan(), {}
     if mode in ("persist", "both"):
-        _qosboot.plan_files(wanted, seen["bins"], seen["files"], p, previous)
+        lines = _qosboot.deferred_lines(deferred, desired, seen.get("backend", "auto"), on_unsupported, seen["bins"])
+        _qosboot.plan_files(wanted, seen["bins"], seen["files"], p, previous, lines)
+        warnings.extend("%s=%s is not present here: its QoS is applied at boot by %s, which finds it and decides "
+                        "its backend, DCB support, ECN and RDMA ports then" % (kind, value, _qosboot.UNIT_FILE)
+                        for kind, value in deferred)
     if unsupported and on_unsupported == "fail":
         raise ValueError("not supported here: %s; set on_unsupported: warn to apply the rest and report these"
                          % "; ".join("%s %s (%s)" % (u["interface"], u["feature"], u["reason"]) for u in unsupported))
     app = _qos.app_values(desired, seen["ports"], finals, warnings)
     if not seen["ports"]:
-        app["netdevs"] = sorted(seen["nics"])
+        app["netdevs"] = sorted(set(seen["nics"]) | set(v for k, v in deferred if k == "name"))
     return {"plan": p, "previous": previous, "warnings": warnings, "unsupported": unsupported,
             "interfaces": interfaces, "app": app, "rdma_ports": seen["ports"]}
 

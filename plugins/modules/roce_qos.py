@@ -52,6 +52,13 @@ description:
     without a reboot is not covered: run the module again or restart the unit."
   - "Settings a NIC does not support (no DCB, no ECN sysfs, no rdma_cm configfs) are left out of the script;
     when nothing at all can be set on the node, no boot files are installed."
+  - "Image bakes (O(mode=persist) in a chroot or container, the tuning role's C(rdma_mode=bake)): a C(name) or
+    C(driver) selection that matches no interface there is not an error. Its part of the boot script is rendered
+    from the input alone and finds the NICs at boot (C(name) waits for the interface, C(driver) for the first NIC
+    of that driver), then decides each one's backend, DCB support, ECN sysfs and RDMA ports there, as this
+    module would on that node; what a NIC does not support is logged (and fails the unit with
+    O(on_unsupported=fail)). What the input alone makes incoherent is refused at bake time. C(glob) and
+    C(subnet) need the interfaces and stay errors."
   - Every original is recorded in the journal; M(hpcnet.rdma.tuning_state) rolls them back and removes the
     boot files.
 requirements:

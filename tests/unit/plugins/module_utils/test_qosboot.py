@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _qosboot, _rdma
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _qos, _qosboot, _qosplan, _rdma
 
 BINS = {"dcb": "/usr/sbin/dcb", "mlnx_qos": "/usr/bin/mlnx_qos", "modprobe": "/usr/sbin/modprobe"}
 NET = "wait_for /sys/class/net/%s"
@@ -281,3 +281,120 @@ def test_planned_paths():
     assert _qosboot.planned_paths("runtime") == []
     assert _qosboot.planned_paths("persist") == _qosboot.planned_paths("both") == \
         [_qosboot.SCRIPT, _qosboot.UNIT_FILE, _qosboot.UNIT_LINK]
+
+
+# --------------------------------------------------------------------------- a bake: NICs found at boot
+BAKED = {"pfc": [3], "dscp_map": {26: 3}, "tos": 106, "trust": "dscp", "roce_mode": "v2",
+         "ecn": {"np": True, "rp": False}, "cnp": {"dscp": 48}}
+PRIO_OFF = "0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off"
+
+
+def _run_deferred(tmp_path, deferred, nics, fail="no-such-argument", on_unsupported="warn", backend="auto", ecn=()):
+    """A script with only deferred selections, run against a fake boot: ``nics`` name -> driver,
+    soft-RoCE rxe0 on the first; ``ecn`` the NICs whose driver exposes ECN sysfs."""
+    root, tools, log = tmp_path / "node", tmp_path / "bin", tmp_path / "calls"
+    tools.mkdir(parents=True)
+    for name in ("dcb", "mlnx_qos", "modprobe"):
+        (tools / name).write_text(TOOL.format(log=log, fail=fail, rc=1))
+        (tools / name).chmod(0o755)
+    (tools / "mkdir").write_text(MKDIR.format(log=log, real=shutil.which("mkdir")))
+    (tools / "mkdir").chmod(0o755)
+    for nic, driver in nics.items():
+        (root / "sys/bus/pci/drivers" / driver).mkdir(parents=True, exist_ok=True)
+        (root / "sys/class/net" / nic / "device").mkdir(parents=True)
+        os.symlink(str(root / "sys/bus/pci/drivers" / driver), str(root / "sys/class/net" / nic / "device/driver"))
+    for nic in ecn:     # the driver's ECN sysfs files (set to 0)
+        for role in ("roce_np", "roce_rp"):
+            (root / "sys/class/net" / nic / "ecn" / role / "enable").mkdir(parents=True)
+            (root / "sys/class/net" / nic / "ecn" / role / "enable/3").write_text("0\n")
+        (root / "sys/class/net" / nic / "ecn/roce_np/cnp_dscp").write_text("0\n")
+    port = root / "sys/class/infiniband/rxe0/ports/1/gid_attrs/ndevs"
+    port.mkdir(parents=True)
+    (port / "0").write_text(sorted(nics)[0] + "\n")
+    (root / "sys/kernel/config/rdma_cm").mkdir(parents=True)
+    bins = dict((n, str(tools / n)) for n in ("dcb", "mlnx_qos", "modprobe"))
+    lines = _qosboot.deferred_lines(deferred, _qos.validate(BAKED), backend, on_unsupported, bins)
+    script = _qosboot.render_script([], bins, lines).replace("/sys/", "%s/sys/" % root).replace("-lt 60 ]", "-lt 0 ]")
+    env = dict(os.environ, PATH="%s:%s" % (tools, os.environ.get("PATH", "/usr/bin:/bin")))
+    done = subprocess.run(["/bin/sh", "-c", script], text=True, capture_output=True, check=False, env=env)
+    calls = [c for c in (log.read_text().splitlines() if log.exists() else []) if " show " not in c]
+    cm = root / "sys/kernel/config/rdma_cm/rxe0/ports/1"
+    got = dict((f, (cm / ("default_roce_" + f)).read_text() if (cm / ("default_roce_" + f)).exists() else None)
+               for f in ("tos", "mode"))
+    return done, calls, got, root
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="no sh")
+@pytest.mark.parametrize("on_unsupported, rc", [("warn", 0), ("fail", 1)])
+def test_baked_script_on_a_nic_without_dcb_sets_only_the_rdma_cm(tmp_path, on_unsupported, rc):
+    """The lab VM: virtio-net data0 (no DCB, no ECN sysfs) with soft-RoCE rxe0 on it."""
+    done, calls, cm, _root = _run_deferred(tmp_path, [("name", "data0")], {"data0": "virtio_net"}, fail='"pfc show"',
+                                           on_unsupported=on_unsupported)
+    assert done.returncode == rc, done.stderr
+    assert "hpcnet-rdma-qos: data0: dcb not supported here: Attribute write: Invalid argument" in done.stderr
+    assert "hpcnet-rdma-qos: data0: ecn not supported here: no /" in done.stderr
+    assert calls == ["modprobe -q rdma_cm", "mkdir %s/node/sys/kernel/config/rdma_cm/rxe0" % tmp_path]
+    assert cm == {"tos": "106\n", "mode": "RoCE v2\n"}
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="no sh")
+@pytest.mark.parametrize("deferred, nics, backend, nic_calls", [
+    # a NIC with DCB (ice): dcb, APP entries first, then PFC and apptrust
+    ([("driver", "ice")], {"ens1": "ice", "eth0": "virtio_net"}, "auto",
+     ["dcb app replace dev ens1 dscp-prio 26:3", "dcb pfc set dev ens1 prio-pfc " + PRIO_OFF,
+      "dcb apptrust set dev ens1 order dscp"]),
+    # mlx5 with mlnx_qos installed: mlnx_qos, trust first
+    ([("name", "ens2")], {"ens2": "mlx5_core"}, "auto",
+     ["mlnx_qos -i ens2 --trust dscp", "mlnx_qos -i ens2 --dscp2prio set,26,3", "mlnx_qos -i ens2 --pfc 0,0,0,1,0,0,0,0"]),
+    # backend dcb forces dcb on mlx5 too; every NIC of the driver
+    ([("driver", "mlx5_core")], {"ens2": "mlx5_core", "ens3": "mlx5_core"}, "dcb",
+     ["dcb app replace dev ens2 dscp-prio 26:3", "dcb pfc set dev ens2 prio-pfc " + PRIO_OFF,
+      "dcb apptrust set dev ens2 order dscp",
+      "dcb app replace dev ens3 dscp-prio 26:3", "dcb pfc set dev ens3 prio-pfc " + PRIO_OFF,
+      "dcb apptrust set dev ens3 order dscp"]),
+])
+def test_baked_script_finds_its_nics_and_backend_at_boot(tmp_path, deferred, nics, backend, nic_calls):
+    done, calls, cm, root = _run_deferred(tmp_path, deferred, nics, backend=backend, ecn=nics)
+    kind, value = deferred[0]
+    selected = [n for n in sorted(nics) if (n if kind == "name" else nics[n]) == value]
+    assert done.returncode == 0, done.stderr
+    # only an informational line for a selected NIC without an RDMA port (rxe0 sits on the first NIC)
+    assert done.stderr.splitlines() == ["hpcnet-rdma-qos: %s has no RDMA port: no RDMA CM ToS/mode to set" % n
+                                        for n in selected[1:]]
+    assert [c for c in calls if not c.startswith(("modprobe", "mkdir"))] == nic_calls
+    for nic in selected:
+        ecn = root / "sys/class/net" / nic / "ecn"
+        assert (ecn / "roce_np/enable/3").read_text() == "1\n" and (ecn / "roce_rp/enable/3").read_text() == "0\n"
+        assert (ecn / "roce_np/cnp_dscp").read_text() == "48\n"
+    assert cm == {"tos": "106\n", "mode": "RoCE v2\n"}      # rxe0 sits on the first of the NICs
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="no sh")
+@pytest.mark.parametrize("deferred, message", [
+    ([("name", "data0")], "hpcnet-rdma-qos: /NODE/sys/class/net/data0 did not appear within 60 s"),
+    ([("driver", "mlx5_core")], "hpcnet-rdma-qos: no NIC of driver mlx5_core appeared within 60 s"),
+])
+def test_baked_script_fails_when_its_nic_never_appears(tmp_path, deferred, message):
+    done, calls, _cm, _root = _run_deferred(tmp_path, deferred, {"eth0": "virtio_net"})
+    assert done.returncode == 1
+    assert message.replace("/NODE", "%s/node" % tmp_path) in done.stderr
+    assert calls == ["modprobe -q rdma_cm"]
+
+
+@pytest.mark.parametrize("params, message", [
+    (dict(BAKED, ecn={"np": True}, dscp_map={}), r"ecn.priorities: required for a NIC that is not present"),
+    (dict(BAKED, dscp_map={26: 5}), r"tos: 106 \(DSCP 26\) lands in priority 5 on name=data0"),
+])
+def test_a_bake_refuses_what_the_input_alone_makes_incoherent(params, message):
+    seen = {"nics": {}, "ports": [], "files": {}, "bins": {}, "backend": "auto", "deferred": [("name", "data0")]}
+    with pytest.raises(ValueError, match=message):
+        _qosplan.plan(_qos.validate(params), seen, "warn", "persist")
+
+
+def test_a_bake_plans_the_boot_files_alone_and_names_the_deferred_nic():
+    seen = {"nics": {}, "ports": [], "files": {}, "bins": {}, "backend": "auto", "deferred": [("name", "data0")]}
+    planned = _qosplan.plan(_qos.validate(BAKED), seen, "warn", "persist")
+    assert [c.key for c in planned["plan"].changes] == ["file:" + p for p in _qosboot.planned_paths("persist")]
+    assert planned["app"]["netdevs"] == ["data0"] and planned["app"]["hcas"] == []
+    assert any("name=data0 is not present here" in w for w in planned["warnings"])
+    assert _qosboot.deferred_lines([], _qos.validate(BAKED), "auto", "warn") == []

@@ -12,8 +12,8 @@ import os
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.modules import (irq_affinity, nic_tuning, rdma_stack, sysctl_tuning,
-                                                            tuning_state)
+from ansible_collections.hpcnet.rdma.plugins.modules import (irq_affinity, nic_tuning, rdma_stack, roce_qos,
+                                                            sysctl_tuning, tuning_state)
 
 from ...conftest import FakeModule, FakeNode
 
@@ -31,6 +31,7 @@ CALLS = [
     (rdma_stack, {"modules": ["ib_umad", "rdma_ucm"], "soft_roce": [{"netdev": "data0", "name": "rxe0"}],
                   "memlock": {"group": "rdma"}, "kernel_release": KVER,
                   "device_access": {"group": "rdma", "mode": "0660", "devices": ["uverbs", "rdma_cm", "umad"]}}),
+    (roce_qos, {"interfaces": [{"name": "data0"}], "pfc": [3], "dscp_map": {26: 3}, "tos": 106, "roce_mode": "v2"}),
 ]
 
 
@@ -50,6 +51,9 @@ BOOT_FILES = {
     "etc/systemd/system/multi-user.target.wants/hpcnet-rdma-rxe.service",
     "etc/security/limits.d/90-hpcnet-rdma.conf",                          # memlock
     "etc/udev/rules.d/92-hpcnet-rdma-access.rules",                       # /dev/infiniband access
+    "usr/local/lib/hpcnet-rdma/roce-qos.sh",                              # RoCE QoS: the boot applier
+    "etc/systemd/system/hpcnet-rdma-qos.service",                         # that finds data0 at boot,
+    "etc/systemd/system/multi-user.target.wants/hpcnet-rdma-qos.service",  # and its unit, enabled
 }
 
 
@@ -100,6 +104,9 @@ def test_bake_without_a_data_nic_writes_only_boot_files_and_rolls_back_exactly(t
     assert link.split("[Match]\n", 1)[1] == ("Path=pci-0000:00:10.0\n\n[Link]\nName=data0\nMTUBytes=9000\n"
                                              "RxBufferSize=1024\nTxBufferSize=256\n")
     assert "net.core.rmem_max = 268435456" in node.read("/etc/sysctl.d/90-hpcnet-rdma.conf")
+    qos = node.read("/usr/local/lib/hpcnet-rdma/roce-qos.sh")       # data0 and rxe0 are found at boot
+    assert "\nselect_nics name data0\nfor nic in $nics; do\n    qos_nic \"$nic\"\ndone\n" in qos
+    assert "put \"rdmacm:$dev:$p:tos\" 106 " in qos
     assert written == sorted(BOOT_FILES)
     state = tuning_state.run(FakeModule(tuning_state.ARGUMENT_SPEC, {"action": "rollback", "scope": "all",
                                                                     "journal_dir": node.path(J)}), node.host())

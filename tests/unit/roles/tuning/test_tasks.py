@@ -91,6 +91,17 @@ def test_every_journaling_call_joins_the_run_with_its_release_scope(concern):
     assert calls == 1, "one module call (or role) per concern"
 
 
+@pytest.mark.parametrize("concern", CONCERNS)
+def test_every_concern_runs_in_bake_mode_too(concern):
+    """rdma_mode=bake reaches every concern (module mode persist, rdma_core_mode) and skips none: a
+    part that cannot be baked must say so in its module's result, not vanish from the bake."""
+    for task in tasks_of(concern):
+        assert "rdma_mode" not in str(task.get("when", "")), (concern, task["name"])
+        name = action(task)
+        if name == "ansible.builtin.include_role" and task[name]["name"] == "hpcnet.rdma.rdma_core":
+            assert task["vars"]["rdma_core_mode"] == "{{ rdma_mode }}"
+
+
 def variables_read():
     names = set()
     for fname in os.listdir(os.path.join(ROLE, "tasks")):
