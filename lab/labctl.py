@@ -15,6 +15,7 @@ The command line only: the lab itself is the package lab/lablib/ (see its __init
   python3 lab/labctl.py vm list [--json]           show the recorded VMs
   python3 lab/labctl.py vm ssh NAME [CMD...]       ssh into a VM as root
   python3 lab/labctl.py vm console [NAME] [--trouble] [--cpus] [--probe S]   a VM's console, QEMU's view of it
+  python3 lab/labctl.py vm stop NAME / vm start NAME   stop one VM keeping its disk (e.g. to bake it), boot it again
   python3 lab/labctl.py vm down                    stop exactly the QEMU PIDs recorded by `vm up`
 """
 
@@ -89,6 +90,15 @@ def add_vm_commands(sub: argparse._SubParsersAction) -> None:
     q = with_run(vsub.add_parser("down", help="stop the recorded QEMU PIDs"))
     q.add_argument("--no-inventory", action="store_true", help="do not reset inventories/lab-vm/hosts.yml")
     q.set_defaults(func=lambda a: vmrun.down(a.run, a.no_inventory))
+
+    q = with_run(vsub.add_parser("stop", help="stop one VM, keeping its disk (overlay) for `vm start`"))
+    q.add_argument("name", help="vm1, vm2, ... (a connecting one: vm2, vm4, ...)")
+    q.set_defaults(func=lambda a: vmrun.stop(a.run, a.name))
+
+    q = with_run(vsub.add_parser("start", help="boot one stopped VM again from its disk and wait for ssh"))
+    q.add_argument("name", help="vm1, vm2, ...")
+    q.add_argument("--timeout", type=float, default=float(os.environ.get("LAB_VM_BOOT_TIMEOUT", "420")))
+    q.set_defaults(func=lambda a: vmrun.start(a.run, a.name, a.timeout))
 
     q = with_run(vsub.add_parser("list", help="show the recorded VMs"))
     q.add_argument("--json", action="store_true", help="the run's state as JSON")

@@ -40,7 +40,7 @@ VM_CPUS = 2
 DATA_MTU = 9000
 DATA_RX_QUEUE = 1024  # virtio-net: ethtool -g rx maximum = rx_queue_size; tx stays 256 (the maximum here)
 # The data NIC's PCI slot, fixed so its udev ID_PATH (pci-0000:00:10.0) is the same in every VM: an
-# image baked with nic_tuning match: path (molecule/bake) matches it by that path at first boot.
+# image baked with nic_tuning match: path (molecule/vm/bake.yml) matches it by that path at first boot.
 DATA_PCI_SLOT = 0x10
 DATA_ID_PATH = f"pci-0000:00:{DATA_PCI_SLOT:02x}.0"
 
@@ -165,7 +165,7 @@ def inventory_text(state: dict | None) -> str:
 def new_state(run: str, count: int, image: Path, accel_why: str, disk: Path | None = None) -> dict[str, Any]:
     """The record of a VM run before anything boots: names, ports, MACs, addresses, file paths.
     ``disk``: the raw disk image the overlays are backed by instead of the image's own disk.img (a
-    baked copy of it: molecule/bake); the kernel and initrd stay the image's."""
+    baked copy of it); the kernel and initrd stay the image's."""
     rdir = run_dir(run)
     state: dict[str, Any] = {"run": run, "image": str(image), "accel": accel_why,
                              "disk": str(disk if disk is not None else image / "disk.img"),
@@ -196,23 +196,75 @@ def boot(state: dict, image: Path, accel: list[str]) -> None:
         LOG.run_merged(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b",
                         state.get("disk") or str(image / "disk.img"), node["overlay"]])
         Path(node["console"]).unlink(missing_ok=True)
-        if node["peer"] and node["index"] % 2 == 0:  # the connecting side: its listener must be up
-            listener = state["nodes"][node["index"] - 2]
-            deadline = time.monotonic() + 30
-            while not listening(node["data_port"]):
-                if time.monotonic() > deadline or not our_qemu(listener["pid"], listener["tag"]):
-                    raise RuntimeError(f"{listener['name']} is not listening on 127.0.0.1:{node['data_port']}")
-                time.sleep(0.2)
-        peer_listens = None if not node["peer"] else node["index"] % 2 == 0
-        argv = qemu_argv(node, image, accel, peer_listens)
-        with open(node["qemu_log"], "w", encoding="utf-8") as out:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out,  # pylint: disable=consider-using-with
-                                    start_new_session=True)
-        node["pid"] = proc.pid
-        save_state(state)  # recorded before anything else can fail
-        LOG.info(f"{node['name']}: QEMU pid {proc.pid}, ssh 127.0.0.1:{node['ssh_port']}"
-                 + (f", data0 {node['data0']} ({'connects to' if peer_listens else 'listens on'} "
-                    f"127.0.0.1:{node['data_port']})" if node["peer"] else ", no data link (odd node count)"))
+        launch(state, node, image, accel)
+
+
+def launch(state: dict, node: dict, image: Path, accel: list[str]) -> None:
+    """Start one VM's QEMU on its existing overlay; its pid is recorded at once."""
+    if node["peer"] and node["index"] % 2 == 0:  # the connecting side: its listener must be up
+        listener = state["nodes"][node["index"] - 2]
+        deadline = time.monotonic() + 30
+        while not listening(node["data_port"]):
+            if time.monotonic() > deadline or not our_qemu(listener["pid"], listener["tag"]):
+                raise RuntimeError(f"{listener['name']} is not listening on 127.0.0.1:{node['data_port']}")
+            time.sleep(0.2)
+    peer_listens = None if not node["peer"] else node["index"] % 2 == 0
+    argv = qemu_argv(node, image, accel, peer_listens)
+    with open(node["qemu_log"], "w", encoding="utf-8") as out:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out,  # pylint: disable=consider-using-with
+                                start_new_session=True)
+    node["pid"] = proc.pid
+    save_state(state)  # recorded before anything else can fail
+    LOG.info(f"{node['name']}: QEMU pid {proc.pid}, ssh 127.0.0.1:{node['ssh_port']}"
+             + (f", data0 {node['data0']} ({'connects to' if peer_listens else 'listens on'} "
+                f"127.0.0.1:{node['data_port']})" if node["peer"] else ", no data link (odd node count)"))
+
+
+def one_node(run: str, name: str) -> tuple[dict, dict]:
+    """The run's state and its VM `name`; dies naming what is recorded when either is missing."""
+    state = load_state(run)
+    if not state:
+        LOG.die(f"no VM run '{run}' recorded")
+    node = next((n for n in state["nodes"] if n["name"] == name), None)
+    if node is None:
+        LOG.die(f"no VM {name} in run '{run}' (recorded: {', '.join(n['name'] for n in state['nodes'])})")
+    return state, node
+
+
+def stop(run: str, name: str) -> None:
+    """Stop one VM's QEMU and keep its overlay (its disk), e.g. to bake it; `vm start` boots it again.
+    A listening VM (odd index) cannot be restarted under a connected peer: stop the connecting one."""
+    state, node = one_node(run, name)
+    if node["peer"] and node["index"] % 2 == 1:
+        LOG.die(f"{name} listens for {node['peer']}'s data link, which would not reconnect to a new QEMU; "
+                f"stop {node['peer']} instead (or the whole run with `vm down`)")
+    if node.get("pid"):
+        stop_pid(node["pid"], node["tag"], name)
+    node["pid"] = None
+    save_state(state)
+    LOG.info(f"{name}: stopped; its disk is {node['overlay']} (backed by {state.get('disk')})")
+
+
+def start(run: str, name: str, timeout: float) -> None:
+    """Boot one stopped VM of the run again from its overlay (whatever was written into it since)
+    and wait until ssh answers."""
+    state, node = one_node(run, name)
+    if node.get("pid") and our_qemu(node["pid"], node["tag"]):
+        LOG.die(f"{name} is running (QEMU pid {node['pid']}); `vm stop --run {run} {name}` first")
+    if not Path(node["overlay"]).is_file():
+        LOG.die(f"{name}: its disk {node['overlay']} is missing")
+    require_tools(QEMU, "ssh")
+    accel_why, accel = choose_accel()
+    Path(node["console"]).unlink(missing_ok=True)
+    t0 = time.monotonic()
+    try:
+        launch(state, node, Path(state["image"]), accel)
+        wait_ssh([node], timeout, t0)
+    except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+        save_state(state)
+        LOG.die(f"{name}: {exc}")
+    save_state(state)
+    LOG.info(f"{name}: up again ({accel_why}) in {node['boot_seconds']}s")
 
 
 def down(run: str, no_inventory: bool) -> None:
@@ -290,11 +342,6 @@ def show(run: str, as_json: bool, molecule: bool) -> None:
 
 def ssh(run: str, name: str, cmd: list[str]) -> None:
     """ssh into VM `name` as root (a command, or a login shell); exits with ssh's exit code."""
-    state = load_state(run)
-    if not state:
-        LOG.die(f"no VM run '{run}' recorded")
-    node = next((n for n in state["nodes"] if n["name"] == name), None)
-    if node is None:
-        LOG.die(f"no VM {name} in run '{run}'")
+    _state, node = one_node(run, name)
     res = subprocess.run(ssh_base(node["ssh_port"]) + cmd, check=False)
     sys.exit(res.returncode)

@@ -1,8 +1,10 @@
 # Copyright (c) 2026 hpcnet.rdma contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""What molecule/bake needs of the VM lab: the data NIC at a fixed PCI slot (so a baked .link
-file can match it by Path=), and VMs booted from a baked copy of the image's disk (`vm up --disk`)."""
+"""What the bake in the vm scenario (molecule/vm/bake.yml) needs of the VM lab: the data NIC at a
+fixed PCI slot (so a baked .link file can match it by Path=), one VM stopped with its disk kept and
+booted again from it (`vm stop` / `vm start`), and VMs booted from a baked copy of the image's disk
+(`vm up --disk`)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -41,8 +43,59 @@ def test_the_run_records_the_disk_its_overlays_are_backed_by(monkeypatch, tmp_pa
 def test_the_bake_scenario_matches_data0_by_this_slot():
     import yaml
     root = Path(__file__).resolve().parents[2]
-    bake = yaml.safe_load((root / "molecule" / "bake" / "vars" / "bake.yml").read_text())
+    bake = yaml.safe_load((root / "molecule" / "vm" / "vars" / "bake.yml").read_text())
     data0 = [e for e in bake["rdma_interfaces"] if e.get("name") == "data0"]
     assert [(e["match"], e["match_value"]) for e in data0] == [("path", vmrun.DATA_ID_PATH)]
-    assert f'DATA_ID_PATH = "{vmrun.DATA_ID_PATH}"' in (root / "molecule" / "bake" / "tests" /
+    assert f'DATA_ID_PATH = "{vmrun.DATA_ID_PATH}"' in (root / "molecule" / "vm" / "tests_bake" /
                                                          "test_first_boot.py").read_text()
+
+
+def _run(monkeypatch, tmp_path):
+    """A recorded two-VM run whose QEMUs 'run' (our_qemu true for pids 11, 12); launches recorded."""
+    monkeypatch.setattr(vmrun, "run_dir", lambda run: tmp_path / run)
+    (tmp_path / "t").mkdir()
+    state = vmrun.new_state("t", 2, Path("/img"), "tcg")
+    for n, pid in zip(state["nodes"], (11, 12)):
+        n["pid"] = pid
+        Path(n["overlay"]).write_text("disk")
+    saved, stopped, launched = [], [], []
+    alive = {11, 12}
+    monkeypatch.setattr(vmrun, "load_state", lambda run: state)
+    monkeypatch.setattr(vmrun, "save_state", lambda st: saved.append([n["pid"] for n in st["nodes"]]))
+    monkeypatch.setattr(vmrun, "our_qemu", lambda pid, tag: pid in alive)
+    monkeypatch.setattr(vmrun, "stop_pid", lambda pid, tag, name: (stopped.append(name), alive.discard(pid)))
+    monkeypatch.setattr(vmrun, "require_tools", lambda *tools: None)
+    monkeypatch.setattr(vmrun, "choose_accel", lambda: ("tcg", []))
+
+    def launch(st, node, image, accel):
+        launched.append((node["name"], str(image)))
+        node["pid"] = 21
+        alive.add(21)
+
+    def wait_ssh(nodes, timeout, t0):
+        for n in nodes:
+            n["boot_seconds"] = 1.0
+    monkeypatch.setattr(vmrun, "launch", launch)
+    monkeypatch.setattr(vmrun, "wait_ssh", wait_ssh)
+    return state, saved, stopped, launched
+
+
+def test_stop_then_start_one_vm_keeps_its_disk(monkeypatch, tmp_path):
+    state, saved, stopped, launched = _run(monkeypatch, tmp_path)
+    vmrun.stop("t", "vm2")
+    assert stopped == ["vm2"] and saved[-1] == [11, None]
+    assert Path(state["nodes"][1]["overlay"]).read_text() == "disk"      # the disk stays for the bake
+    vmrun.start("t", "vm2", 30)
+    assert launched == [("vm2", "/img")] and saved[-1] == [11, 21]
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: vmrun.stop("t", "vm1"), "vm1 listens for vm2's data link"),
+    (lambda: vmrun.stop("t", "vm9"), "no VM vm9 in run 't' (recorded: vm1, vm2)"),
+    (lambda: vmrun.start("t", "vm2", 30), "vm2 is running (QEMU pid 12)"),
+])
+def test_stop_and_start_refuse_what_would_break_the_run(monkeypatch, tmp_path, capsys, call, message):
+    _state, _saved, stopped, launched = _run(monkeypatch, tmp_path)
+    with pytest.raises(SystemExit):
+        call()
+    assert message in capsys.readouterr().err and stopped == [] and launched == []
