@@ -1,6 +1,6 @@
 # Bake an RDMA node image with hpcnet.rdma: Packer boots the base image in QEMU, the ansible
 # provisioner runs playbooks/tune_rdma.yml in bake mode (rdma_mode=bake: only what boots - sysctl.d,
-# .link files, modules-load.d, the IRQ and soft-RoCE boot units; nothing live), and the first boot
+# .link files, modules-load.d, the IRQ, RoCE QoS and soft-RoCE boot units; nothing live), and the first boot
 # of every node made from the image applies it.  The build VM has none of the target NICs: each
 # rdma_interfaces entry is selected by name or driver with a match that works on the target nodes
 # (original_name, path with match_value, driver) - never by a MAC address seen at build time.
@@ -67,6 +67,18 @@ variable "rdma_irqbalance" {
   default = "ban"
 }
 
+# Lossless RoCE on the same NICs: the QoS boot unit finds them at boot (by name or driver) and sets
+# PFC, the DSCP map and trust (dcb, or mlnx_qos where installed) and the RDMA CM ToS
+variable "rdma_roce_qos" {
+  type = map(any)
+  default = {
+    interfaces = [{ driver = "mlx5_core" }]
+    pfc        = [3]
+    dscp_map   = { "26" = 3 }
+    tos        = 106
+  }
+}
+
 variable "rdma_sysctls" {
   type    = map(string)
   default = {}
@@ -102,6 +114,7 @@ build {
         rdma_irq_interfaces = var.rdma_irq_interfaces
         rdma_irqbalance     = var.rdma_irqbalance
         rdma_sysctls        = var.rdma_sysctls
+        rdma_roce_qos       = var.rdma_roce_qos
       }),
     ]
     ansible_env_vars = ["ANSIBLE_FORCE_COLOR=false"]

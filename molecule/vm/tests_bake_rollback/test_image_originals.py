@@ -1,13 +1,15 @@
-"""molecule `verify tests_rollback` of the bake scenario: after tuning_state rollback inside the
-booted VM, every file the bake wrote or changed under /etc and /usr/local is the image's own again
-(create.yml recorded lab/run/molecule-bake/pristine.json and baked.json from the mounted image)."""
+"""molecule `verify tests_bake_rollback` of the vm scenario: after tuning_state rollback inside vm2
+booted from its baked disk (bake_rollback.yml), every file the bake wrote or changed under /etc and
+/usr/local is the image's own again (bake.yml recorded lab/run/molecule-vm/bake/pristine.json and
+baked.json from the mounted disk)."""
 import json
 import os
 
 import pytest
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
-RUN_DIR = os.path.join(ROOT, "lab", "run", "molecule-bake")
+RUN_DIR = os.path.join(ROOT, "lab", "run", "molecule-vm", "bake")
+testinfra_hosts = ["ansible://vm2"]    # bake.yml bakes vm2 only
 
 
 def _load(name):
@@ -32,6 +34,7 @@ def state(host, path):
 def test_the_bake_touched_something():
     assert "/etc/systemd/network/10-hpcnet-rdma-data0.link" in TOUCHED
     assert "/etc/sysctl.d/90-hpcnet-rdma.conf" in TOUCHED
+    assert "/etc/systemd/system/hpcnet-rdma-qos.service" in TOUCHED
 
 
 @pytest.mark.parametrize("path", TOUCHED)

@@ -20,7 +20,7 @@ from ...conftest import FakeModule, FakeNode
 J = "/var/lib/hpcnet-rdma"
 KVER = "6.1.0-99-amd64"
 
-# What a bake of the lab VM's data NIC asks for (molecule/bake/vars/bake.yml bakes the same into the lab VM image).
+# What a bake of the lab VM's data NIC asks for (molecule/vm/vars/bake.yml bakes the same into vm2's disk).
 CALLS = [
     (sysctl_tuning, {"sysctls": {"net.core.rmem_max": 268435456, "net.core.wmem_max": 268435456,
                                  "net.ipv4.tcp_rmem": "4096 87380 268435456"}}),
