@@ -1014,6 +1014,21 @@ def _guard(diffs: Dict[str, List[str]], management: ManagementPath, allow_manage
                          % ("; ".join(management.notes) or "nothing told", ", ".join(diffs[first]), first))
 
 
+
+def _add_link_file(p: Plan, previous: Dict[str, Any], link_files: Any, driver_files: Dict[str, Any],
+                   who: Tuple[str, str, Dict[str, Any]], values: Dict[str, Any], journal_dir: str,
+                   lines: List[str], driver: Optional[str]) -> None:
+    """Plan the ``.link`` file of one selection - ``who``: (its label, the interface name the file
+    is named after, what was observed of it) - or fold it into its driver's file (match: driver)."""
+    label, ifname, obs = who
+    if driver:
+        _driver_file(driver_files, driver, label, lines, values)
+        return
+    path = LINK_FILE.format(ifname=ifname)
+    before = link_files.get(path)
+    previous["file:" + path] = before
+    p.add("file:" + path, before, _files.owned(render_link(ifname, obs, values, journal_dir, lines)))
+
 def plan(chosen: Dict[str, Dict[str, Any]], observed: Dict[str, Dict[str, Any]], mode: str, cap: bool,
          management: Any, allow_management: bool, link_files: Dict[str, Any],
          journal_dir: str, net: Optional[Dict[str, Dict[str, Any]]] = None,
@@ -1060,14 +1075,8 @@ def plan(chosen: Dict[str, Dict[str, Any]], observed: Dict[str, Dict[str, Any]],
         if mode in ("persist", "both"):
             lines, driver = match_lines(ifname, observed[ifname], *chosen[ifname].get("match", (match, None)),
                                         persist_only=not runtime)
-            if driver:
-                _driver_file(driver_files, driver, ifname, lines, values)
-                continue
-            path = LINK_FILE.format(ifname=ifname)
-            before = link_files.get(path)
-            previous["file:" + path] = before
-            p.add("file:" + path, before, _files.owned(render_link(ifname, observed[ifname], values, journal_dir,
-                                                                   lines)))
+            _add_link_file(p, previous, link_files, driver_files, (ifname, ifname, observed[ifname]), values,
+                           journal_dir, lines, driver)
     for label in sorted(absent or {}):
         settings = absent[label]
         values = absent_values(label, settings, allow_low_mtu)
@@ -1080,13 +1089,7 @@ def plan(chosen: Dict[str, Dict[str, Any]], observed: Dict[str, Dict[str, Any]],
         lines, driver = match_lines(value if kind == "name" else label, {}, how,
                                     how_value if how_value is not None or kind == "name" else value,
                                     persist_only=not runtime)
-        if driver:
-            _driver_file(driver_files, driver, label, lines, values)
-            continue
-        path = LINK_FILE.format(ifname=value)
-        before = link_files.get(path)
-        previous["file:" + path] = before
-        p.add("file:" + path, before, _files.owned(render_link(value, {}, values, journal_dir, lines)))
+        _add_link_file(p, previous, link_files, driver_files, (label, value, {}), values, journal_dir, lines, driver)
     for driver in sorted(driver_files):
         lines, values, _who = driver_files[driver]
         path = DRIVER_LINK_FILE.format(driver=driver)
