@@ -1014,7 +1014,6 @@ def _guard(diffs: Dict[str, List[str]], management: ManagementPath, allow_manage
                          % ("; ".join(management.notes) or "nothing told", ", ".join(diffs[first]), first))
 
 
-
 def _add_link_file(p: Plan, previous: Dict[str, Any], link_files: Any, driver_files: Dict[str, Any],
                    who: Tuple[str, str, Dict[str, Any]], values: Dict[str, Any], journal_dir: str,
                    lines: List[str], driver: Optional[str]) -> None:
@@ -1028,6 +1027,7 @@ def _add_link_file(p: Plan, previous: Dict[str, Any], link_files: Any, driver_fi
     before = link_files.get(path)
     previous["file:" + path] = before
     p.add("file:" + path, before, _files.owned(render_link(ifname, obs, values, journal_dir, lines)))
+
 
 def plan(chosen: Dict[str, Dict[str, Any]], observed: Dict[str, Dict[str, Any]], mode: str, cap: bool,
          management: Any, allow_management: bool, link_files: Dict[str, Any],

@@ -417,8 +417,8 @@ def run(module, host: Host) -> dict:
             warn("%s %s capped from %d to the hardware maximum %d"
                  % (c["interface"], c["setting"], c["requested"], c["applied"]))
         for n in sorted(chosen) if persist else []:
-            _lines, driver = _link.match_lines(n, observed[n], *chosen[n].get("match", (params["match"], None)),
-                                              persist_only=persist_only)
+            how = chosen[n].get("match", (params["match"], None))
+            _lines, driver = _link.match_lines(n, observed[n], *how, persist_only=persist_only)
             for msg in _link.earlier_link_files(host, n, observed[n], _link.link_file_path(n, driver)):
                 warn(msg)
         return planned["plan"], planned["previous"]

@@ -46,8 +46,8 @@ def test_the_bake_scenario_matches_data0_by_this_slot():
     bake = yaml.safe_load((root / "molecule" / "vm" / "vars" / "bake.yml").read_text())
     data0 = [e for e in bake["rdma_interfaces"] if e.get("name") == "data0"]
     assert [(e["match"], e["match_value"]) for e in data0] == [("path", vmrun.DATA_ID_PATH)]
-    assert f'DATA_ID_PATH = "{vmrun.DATA_ID_PATH}"' in (root / "molecule" / "vm" / "tests_bake" /
-                                                         "test_first_boot.py").read_text()
+    first_boot = root / "molecule" / "vm" / "tests_bake" / "test_first_boot.py"
+    assert f'DATA_ID_PATH = "{vmrun.DATA_ID_PATH}"' in first_boot.read_text()
 
 
 def _run(monkeypatch, tmp_path):

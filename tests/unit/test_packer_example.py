@@ -126,8 +126,8 @@ ARGS, PASSED = extra_arguments(TEXT)
     ("true", True),
     ("[]", []),
     ("{}", {}),
-    ('[\n  { driver = "mlx5_core", match = "driver", mtu = 9000 }\n]', [{"driver": "mlx5_core", "match": "driver",
-                                                                      "mtu": 9000}]),
+    ('[\n  { driver = "mlx5_core", match = "driver", mtu = 9000 }\n]',
+     [{"driver": "mlx5_core", "match": "driver", "mtu": 9000}]),
     ('{\n  a = "1"\n  b = 2\n}', {"a": "1", "b": 2}),
 ])
 def test_the_small_hcl_parser(expr, value):

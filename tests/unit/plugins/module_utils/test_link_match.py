@@ -80,8 +80,8 @@ def _nic(node, check=False, **params):
 @pytest.mark.parametrize("params, files", [
     # no NIC here at all: name + original_name / path with the slot; driver + driver
     ({"interfaces": [{"name": "data0", "match": "original_name", "match_value": "eth1", "mtu": 9000}]},
-     {"/etc/systemd/network/10-hpcnet-rdma-data0.link": "[Match]\nOriginalName=eth1\n\n[Link]\nName=data0\n"
-                                                       "MTUBytes=9000\n"}),
+     {"/etc/systemd/network/10-hpcnet-rdma-data0.link":
+      "[Match]\nOriginalName=eth1\n\n[Link]\nName=data0\nMTUBytes=9000\n"}),
     ({"interfaces": [{"name": "ens1f0np0", "match": "path", "match_value": "pci-0000:3b:00.0",
                       "rings": {"rx": 8192}}]},
      {"/etc/systemd/network/10-hpcnet-rdma-ens1f0np0.link": "[Match]\nPath=pci-0000:3b:00.0\n\n[Link]\n"
@@ -115,8 +115,8 @@ def test_persist_plans_link_files_for_absent_nics(node, params, files):
 
 @pytest.mark.parametrize("params, message", [
     ({"interfaces": [{"name": "data0", "mtu": 9000}]}, "data0 is not present here.*set match"),
-    ({"interfaces": [{"driver": "mlx5_core", "mtu": 9000}]}, "no interface of driver mlx5_core is present here.*"
-                                                            "set match: driver"),
+    ({"interfaces": [{"driver": "mlx5_core", "mtu": 9000}]},
+     "no interface of driver mlx5_core is present here.*set match: driver"),
     ({"interfaces": [{"driver": "mlx5_core", "match": "original_name", "mtu": 9000}]}, "set match: driver"),
     ({"interfaces": [{"glob": "ens*", "match": "driver", "mtu": 9000}]}, "glob and subnet need the interfaces"),
     ({"interfaces": [{"subnet": "10.0.0.0/8", "match": "driver"}]}, "glob and subnet need the interfaces"),

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
-from ansible_collections.hpcnet.rdma.plugins.modules import (irq_affinity, nic_tuning, rdma_stack, roce_qos,
-                                                            sysctl_tuning, tuning_state)
+from ansible_collections.hpcnet.rdma.plugins.modules import (
+    irq_affinity, nic_tuning, rdma_stack, roce_qos, sysctl_tuning, tuning_state)
 
 from ...conftest import FakeModule, FakeNode
 
@@ -108,7 +106,7 @@ def test_bake_without_a_data_nic_writes_only_boot_files_and_rolls_back_exactly(t
     assert "\nselect_nics name data0\nfor nic in $nics; do\n    qos_nic \"$nic\"\ndone\n" in qos
     assert "put \"rdmacm:$dev:$p:tos\" 106 " in qos
     assert written == sorted(BOOT_FILES)
-    state = tuning_state.run(FakeModule(tuning_state.ARGUMENT_SPEC, {"action": "rollback", "scope": "all",
-                                                                    "journal_dir": node.path(J)}), node.host())
+    rollback = {"action": "rollback", "scope": "all", "journal_dir": node.path(J)}
+    state = tuning_state.run(FakeModule(tuning_state.ARGUMENT_SPEC, rollback), node.host())
     assert state["changed"]
     assert tree(node) == pristine
