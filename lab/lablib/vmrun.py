@@ -215,6 +215,15 @@ def launch(state: dict, node: dict, image: Path, accel: list[str]) -> None:
                                 start_new_session=True)
     node["pid"] = proc.pid
     save_state(state)  # recorded before anything else can fail
+    # Until the child has exec'd QEMU, /proc/PID/cmdline is still this Python's, and our_qemu() -
+    # which every later liveness check uses - would call a VM that is just starting "exited" (seen
+    # under load: `vm start` failed 0.1 s after the fork).  Wait for the exec, or for a real exit.
+    deadline = time.monotonic() + 30
+    while not our_qemu(proc.pid, node["tag"]):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"{node['name']}: QEMU pid {proc.pid} exited at start (status {proc.poll()}); "
+                               f"see {node['qemu_log']}")
+        time.sleep(0.05)
     LOG.info(f"{node['name']}: QEMU pid {proc.pid}, ssh 127.0.0.1:{node['ssh_port']}"
              + (f", data0 {node['data0']} ({'connects to' if peer_listens else 'listens on'} "
                 f"127.0.0.1:{node['data_port']})" if node["peer"] else ", no data link (odd node count)"))

@@ -7,6 +7,8 @@ booted again from it (`vm stop` / `vm start`), and VMs booted from a baked copy 
 (`vm up --disk`)."""
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -99,3 +101,29 @@ def test_stop_and_start_refuse_what_would_break_the_run(monkeypatch, tmp_path, c
     with pytest.raises(SystemExit):
         call()
     assert message in capsys.readouterr().err and stopped == [] and launched == []
+
+
+def _launch_setup(monkeypatch, tmp_path, argv):
+    monkeypatch.setattr(vmrun, "qemu_argv", lambda node, image, accel, peer_listens: argv)
+    monkeypatch.setattr(vmrun, "save_state", lambda state: None)
+    node = {"index": 1, "name": "vm1", "tag": "t-vm1", "peer": None, "ssh_port": 2222,
+            "qemu_log": str(tmp_path / "vm1.qemu.log")}
+    return {"nodes": [node]}, node
+
+
+def test_launch_waits_until_the_child_is_qemu(monkeypatch, tmp_path):
+    """Between fork and exec the child's cmdline is still Python's: launch() returns only once the
+    recorded PID is our QEMU, so no later liveness check calls a starting VM "exited"."""
+    state, node = _launch_setup(monkeypatch, tmp_path, ["sleep", "5"])
+    answers = iter([False, False, True])
+    monkeypatch.setattr(vmrun, "our_qemu", lambda pid, tag: next(answers))
+    vmrun.launch(state, node, Path("/img"), [])
+    assert node["pid"] and next(answers, "used up") == "used up"
+    os.kill(node["pid"], signal.SIGKILL)
+
+
+def test_launch_names_a_qemu_that_exits_at_start(monkeypatch, tmp_path):
+    state, node = _launch_setup(monkeypatch, tmp_path, ["false"])
+    monkeypatch.setattr(vmrun, "our_qemu", lambda pid, tag: False)
+    with pytest.raises(RuntimeError, match=r"vm1: QEMU pid \d+ exited at start \(status 1\); see .*vm1.qemu.log"):
+        vmrun.launch(state, node, Path("/img"), [])
