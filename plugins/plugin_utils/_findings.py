@@ -385,12 +385,25 @@ def _data_mtu(info: Dict[str, Any], ifname: str) -> Optional[int]:
     return ((info["fabric"].get("netdevs") or {}).get(ifname) or {}).get("mtu")
 
 
-def _address(info: Dict[str, Any]) -> Tuple[Optional[str], Optional[str]]:
+def data_address(info: Dict[str, Any]) -> Tuple[Optional[str], Optional[str]]:
+    """(interface, first IPv4 address) of the first data interface with an address (verify_info's result)."""
     for n in info.get("data_interfaces") or []:
         addrs = (info.get("addresses") or {}).get(n) or []
         if addrs:
             return n, addrs[0]
     return None, None
+
+
+def pairs_of(values: Iterable[Any], mode: str = "ring") -> List[Tuple[Any, Any]]:
+    """Pairs of hosts in order: ``ring`` (i -> i+1 and the last -> the first, O(n) pairs; two hosts give one
+    pair each way) or ``pairs`` (0-1, 2-3, ...; an odd last host is left out).  The path MTU probes use the
+    ring; hpcnet.rdma.rdma_bench either."""
+    items = list(values)
+    if mode == "ring":
+        return [(items[i], items[(i + 1) % len(items)]) for i in range(len(items))] if len(items) > 1 else []
+    if mode == "pairs":
+        return [(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)]
+    raise ValueError("pairing %r is not one of ring, pairs" % (mode,))
 
 
 def plan_probes(nodes: Dict[str, Dict[str, Any]], hosts: List[str], path_mtu: Optional[int] = None) -> Dict[str, Any]:
@@ -407,7 +420,7 @@ def plan_probes(nodes: Dict[str, Dict[str, Any]], hosts: List[str], path_mtu: Op
         if not usable(node):
             probes[h] = {"skip": "its facts could not be read"}
             continue
-        ifname, addr = _address(node["info"])
+        ifname, addr = data_address(node["info"])
         if addr is None:
             probes[h] = {"skip": "no IPv4 address on its data interfaces %s" % (node["info"].get("data_interfaces") or [])}
             continue
@@ -416,8 +429,7 @@ def plan_probes(nodes: Dict[str, Dict[str, Any]], hosts: List[str], path_mtu: Op
         for h, _i, _a in ring:
             probes[h] = {"skip": "no other host with a data address to ping"}
         return probes
-    for i, (h, ifname, addr) in enumerate(ring):
-        peer, peer_if, peer_addr = ring[(i + 1) % len(ring)]
+    for (h, ifname, addr), (peer, peer_if, peer_addr) in pairs_of(ring, "ring"):
         mtus = [m for m in (_data_mtu(nodes[h]["info"], ifname), _data_mtu(nodes[peer]["info"], peer_if)) if m]
         mtu = path_mtu or (max(mtus) if mtus else 1500)
         probes[h] = {"peer": peer, "address": peer_addr, "interface": ifname, "source": addr, "mtu": mtu,

@@ -1,0 +1,103 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Action ``hpcnet.rdma.bench_run``: plans a benchmark and stores its run on the controller
+(docs and ARGUMENT_SPEC: plugins/modules/bench_run.py; the logic: plugin_utils/_benchrun.py)."""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import tempfile
+from typing import Any, Dict
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.hpcnet.rdma.plugins.modules.bench_run import ARGUMENT_SPEC
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchrun
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def check_dir(path: str) -> str:
+    """Create the results directory and prove a file can be written there; the problem, else ''."""
+    try:
+        os.makedirs(path, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".rdma-bench-", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        return "rdma_bench_results_dir: cannot write runs to %s: %s" % (path, e.strerror or e)
+    return ""
+
+
+def write_run(path: str, run: Dict[str, Any]) -> str:
+    target = os.path.join(path, run["run_id"] + ".json")
+    fd, tmp = tempfile.mkstemp(prefix=".rdma-bench-", dir=path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(run, f, indent=1, sort_keys=True)
+            f.write("\n")
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return target
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        validation, args = self.validate_argument_spec(ARGUMENT_SPEC)
+        del validation
+        opts = _benchrun.options(args["options"])
+        errors = _benchrun.validate_options(opts)
+        if args["stage"] == "validate":
+            problem = check_dir(args["results_dir"])
+            if problem:
+                errors.append(problem)
+        if errors:
+            result.update(failed=True, msg="; ".join(errors), errors=errors)
+            return result
+        result["changed"] = False
+        hosts = args["hosts"] if args["hosts"] is not None else list(args["nodes"])
+        if args["stage"] == "validate":
+            result.update(msg="benchmark options are valid", options=opts)
+            return result
+        if args["stage"] == "plan":
+            plan = _benchrun.plan(args["nodes"], hosts, opts)
+            plan["problems"] += _benchrun.reach_problems(args["pings"], plan["pairs"])
+            result["plan"] = plan
+            if plan["problems"]:
+                result.update(failed=True, errors=plan["problems"],
+                              msg="the benchmark cannot run: " + "; ".join(plan["problems"]))
+            return result
+        if not isinstance(args["plan"], dict) or "steps" not in args["plan"]:
+            result.update(failed=True, msg="plan: stage=store needs the plan stage=plan returned")
+            return result
+        finished = now()
+        started = args["started_at"] or finished
+        run_id = "%s-%s" % (started.replace("-", "").replace(":", ""), opts["label"])
+        run = _benchrun.build_run(args["plan"], args["results"], opts, hosts, started, finished, run_id, args["logs"])
+        path = None
+        if not self._play_context.check_mode:
+            problem = check_dir(args["results_dir"])
+            if problem:
+                result.update(failed=True, msg=problem)
+                return result
+            path = write_run(args["results_dir"], run)
+            result["changed"] = True
+        rows = ["%-12s %-24s %s" % r for r in _benchrun.summary_rows(run)]
+        result.update(run=run, path=path, rows=rows,
+                      msg="benchmark run %s: %d pair(s), %d error(s)%s" % (run_id, len(run["pairs"]), len(run["errors"]),
+                                                                         ", stored in %s" % path if path else ""))
+        return result

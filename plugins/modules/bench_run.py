@@ -1,0 +1,141 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: bench_run
+short_description: Plan a fabric benchmark between node pairs and store its run (controller side of hpcnet.rdma.rdma_bench)
+version_added: 0.2.0
+author:
+  - hpcnet.rdma contributors (@hpcnet)
+description:
+  - An action plugin; it runs on the controller only and touches no node. The role C(hpcnet.rdma.rdma_bench)
+    (playbook C(hpcnet.rdma.bench_rdma)) calls it with C(run_once).
+  - O(stage=validate) checks O(options) and that O(results_dir) can be written, before any node is touched.
+  - O(stage=plan) pairs the hosts (O(options.pairing) C(ring) or C(pairs), the pairing the verify path-MTU probes use)
+    and plans, per test, each server on the server's data address and each client, with their argv and ports.
+    Every problem found - a node whose facts could not be read, one without a data address, without an RDMA
+    device on its data interface (when a perftest test is asked for), a tool not installed - fails the task with
+    one message naming each node and what it misses, before any server starts. With O(pings), a client that cannot
+    ping its server's data address is such a problem too.
+  - O(stage=store) parses every client's output (iperf3 C(-J); sockperf C(--full-log) raw samples; perftest
+    C(--report_gbits) and C(-H) raw samples), computes p50/p90/p99/p99.9 from the raw samples (nearest rank), and
+    writes the run as JSON (schema C(hpcnet.rdma.bench/1)) into O(results_dir), with each node's recorded profile,
+    kernel, driver, firmware, MTU and RDMA device, and the time. M(hpcnet.rdma.bench_report) compares stored runs.
+requirements:
+  - None on the nodes.
+options:
+  stage:
+    description: What to do (see the description).
+    type: str
+    choices: [validate, plan, store]
+    default: plan
+  options:
+    description:
+      - The benchmark options (the role's C(rdma_bench_*) variables without the prefix) - C(tests), C(pairing),
+        C(duration), C(streams), C(port_base), C(sockperf_mps), C(sockperf_msg_size), C(lat_iterations),
+        C(lat_size), C(bw_size), C(rdma_cm), C(gid_index), C(label). Missing ones take the role's defaults.
+    type: dict
+    default: {}
+  nodes:
+    description: Host name to C(info) (M(hpcnet.rdma.verify_info)), C(state) (M(hpcnet.rdma.tuning_state) status) and
+      C(which) (the result of C(which TOOL...)).
+    type: dict
+    default: {}
+  hosts:
+    description: The hosts in play order (pairing follows it); default the keys of O(nodes).
+    type: list
+    elements: str
+  pings:
+    description: With O(stage=plan), per client host the registered loop of pings to its servers' data addresses.
+    type: dict
+    default: {}
+  plan:
+    description: With O(stage=store), the plan O(stage=plan) returned.
+    type: dict
+  results:
+    description: With O(stage=store), host to test to that host's client results (registered command results, in
+      plan order).
+    type: dict
+    default: {}
+  logs:
+    description: With O(stage=store), host to test to the C(ansible.builtin.slurp) results of the sockperf C(--full-log)
+      files, in the order of O(results).
+    type: dict
+    default: {}
+  started_at:
+    description: With O(stage=store), when the benchmark started (ISO 8601, UTC); default now.
+    type: str
+  results_dir:
+    description: The directory on the controller the run is written to (created when missing).
+    type: path
+    default: rdma-bench-results
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+    details: An action plugin that touches no node; in check mode O(stage=store) writes no file.
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: none
+    details: This action does not modify any node.
+  platform:
+    description: Target OS/families that can be operated against.
+    support: N/A
+    platforms: linux
+seealso:
+  - module: hpcnet.rdma.bench_server
+  - module: hpcnet.rdma.bench_report
+  - module: hpcnet.rdma.verify_info
+"""
+
+EXAMPLES = r"""
+- name: Plan the benchmark (after verify_info, tuning_state status and which ran on every node)
+  hpcnet.rdma.bench_run:
+    stage: plan
+    options: {tests: [iperf3, sockperf], pairing: ring, duration: 5}
+    nodes: "{{ dict(ansible_play_hosts | zip(ansible_play_hosts | map('extract', hostvars, '__rdma_bench_node'))) }}"
+    hosts: "{{ ansible_play_hosts }}"
+  run_once: true
+  register: bench_plan
+"""
+
+RETURN = r"""
+plan:
+  description: With O(stage=plan), the pairs, each node's facts, per test and host the servers and clients (argv, port),
+    the tools and the packages the tests need.
+  returned: when O(stage=plan)
+  type: dict
+  sample: {"pairs": [{"id": "lab1->lab2", "client": "lab1", "server": "lab2", "address": "10.77.0.2"}],
+           "tools": ["iperf3"], "packages": ["iperf3"], "problems": []}
+run:
+  description: With O(stage=store), the stored run (schema C(hpcnet.rdma.bench/1)).
+  returned: when O(stage=store)
+  type: dict
+path:
+  description: With O(stage=store), the file the run was written to (null in check mode).
+  returned: when O(stage=store)
+  type: str
+  sample: rdma-bench-results/20261204T153000Z-run.json
+rows:
+  description: With O(stage=store), one line per test and pair.
+  returned: when O(stage=store)
+  type: list
+  elements: str
+"""
+
+ARGUMENT_SPEC = dict(
+    stage=dict(type="str", choices=["validate", "plan", "store"], default="plan"),
+    options=dict(type="dict", default={}),
+    nodes=dict(type="dict", default={}),
+    hosts=dict(type="list", elements="str"),
+    pings=dict(type="dict", default={}),
+    plan=dict(type="dict"),
+    results=dict(type="dict", default={}),
+    logs=dict(type="dict", default={}),
+    started_at=dict(type="str"),
+    results_dir=dict(type="path", default="rdma-bench-results"),
+)

@@ -1,0 +1,311 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Benchmark runs: the options, the plan (pairs, servers, clients, argv), the stored run (pure, no Ansible).
+
+The role ``hpcnet.rdma.rdma_bench`` reads every node with ``hpcnet.rdma.verify_info`` (data interface,
+address, RDMA device, kernel, driver, firmware, MTU) and ``hpcnet.rdma.tuning_state action=status``
+(the recorded profile), then the action ``hpcnet.rdma.bench_run`` calls :func:`plan` on the controller:
+pairs of hosts (``_findings.pairs_of``: a ring or disjoint pairs, the same pairing the verify path-MTU
+probes use), for each test and pair a server on the server's data address and a client on the client,
+with a TCP/rdma_cm port of its own.  After the clients ran, :func:`build_run` parses their output
+(``_benchstats``) into one stored run: JSON, ``SCHEMA``, read back by :func:`load_run`.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from typing import Any, Dict, List, Optional, Tuple
+
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchstats, _findings
+
+SCHEMA = "hpcnet.rdma.bench/1"
+TESTS = ("iperf3", "sockperf", "ib_write_bw", "ib_send_lat", "ib_write_lat")
+RDMA_TESTS = ("ib_write_bw", "ib_send_lat", "ib_write_lat")
+LATENCY_TESTS = ("sockperf", "ib_send_lat", "ib_write_lat")
+BANDWIDTH_TESTS = ("iperf3", "ib_write_bw")
+# The tool binary of each test and the package that ships it (Debian and the RHEL family share the names).
+TOOL = {"iperf3": "iperf3", "sockperf": "sockperf", "ib_write_bw": "ib_write_bw", "ib_send_lat": "ib_send_lat",
+        "ib_write_lat": "ib_write_lat"}
+PACKAGE = {"iperf3": "iperf3", "sockperf": "sockperf", "ib_write_bw": "perftest", "ib_send_lat": "perftest",
+           "ib_write_lat": "perftest"}
+PAIRINGS = ("ring", "pairs")
+_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+DEFAULTS: Dict[str, Any] = {"tests": ["iperf3", "sockperf", "ib_write_bw", "ib_send_lat"], "pairing": "pairs",
+                            "duration": 5, "streams": 4, "port_base": 18500, "sockperf_mps": 10000,
+                            "sockperf_msg_size": 64, "lat_iterations": 10000, "lat_size": 2,
+                            "bw_size": 65536, "rdma_cm": True, "gid_index": None, "label": "run"}
+
+
+def validate_options(opts: Dict[str, Any]) -> List[str]:
+    """Every problem with the options as ``rdma_bench_<name>: <value> ...`` (empty when all are good)."""
+    errors = []
+    tests = opts.get("tests") or []
+    bad = [t for t in tests if t not in TESTS]
+    if bad or not tests:
+        errors.append("rdma_bench_tests: %r - give one or more of %s" % (tests, ", ".join(TESTS)))
+    if len(set(tests)) != len(tests):
+        errors.append("rdma_bench_tests: %r names a test twice" % (tests,))
+    if opts.get("pairing") not in PAIRINGS:
+        errors.append("rdma_bench_pairing: %r is not one of %s" % (opts.get("pairing"), ", ".join(PAIRINGS)))
+    ranges = {"duration": (1, 3600), "streams": (1, 128), "port_base": (1024, 65000), "sockperf_mps": (100, 1000000),
+              "sockperf_msg_size": (14, 65000), "lat_iterations": (100, 10000000), "lat_size": (1, 8388608),
+              "bw_size": (1, 8388608)}
+    for name, (lo, hi) in ranges.items():
+        value = opts.get(name)
+        if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+            errors.append("rdma_bench_%s: %r is not an integer in %d..%d" % (name, value, lo, hi))
+    gid = opts.get("gid_index")
+    if gid is not None and (not isinstance(gid, int) or isinstance(gid, bool) or not 0 <= gid <= 255):
+        errors.append("rdma_bench_gid_index: %r is not null or an integer in 0..255" % (gid,))
+    if not isinstance(opts.get("label"), str) or not _LABEL.match(opts.get("label") or ""):
+        errors.append("rdma_bench_label: %r - letters, digits, '_', '.', '-' (1-64, no leading punctuation)"
+                      % (opts.get("label"),))
+    return errors
+
+
+def options(given: Dict[str, Any]) -> Dict[str, Any]:
+    out = dict(DEFAULTS)
+    out.update(dict((k, v) for k, v in given.items() if k in DEFAULTS))
+    return out
+
+
+# ---------------------------------------------------------------------- one node
+def node_facts(node: Dict[str, Any]) -> Dict[str, Any]:
+    """What a stored run keeps of one node: data interface and address, kernel, driver, firmware, MTU,
+    the RDMA device on the data interface, the recorded profile; ``problems`` when a fact is missing."""
+    info = node.get("info") or {}
+    if not info or info.get("failed") or "fabric" not in info:
+        return {"problems": ["its facts could not be read: %s" % (info.get("msg") or "no verify_info result")]}
+    ifname, addr = _findings.data_address(info)
+    netdev = ((info["fabric"].get("netdevs") or {}).get(ifname) or {}) if ifname else {}
+    ports = _findings.data_ports(info["fabric"], [ifname] if ifname else [])
+    dev, port, pinfo = ports[0] if ports else (None, None, {})
+    devinfo = (info["fabric"].get("devices") or {}).get(dev) or {}
+    state = node.get("state") or {}
+    profile = state.get("profile") if isinstance(state.get("profile"), dict) else None
+    facts = {"interface": ifname, "address": addr, "mtu": netdev.get("mtu"), "driver": netdev.get("driver"),
+             "kernel": info.get("kernel"), "firmware": devinfo.get("fw_ver"), "rdma_device": dev,
+             "rdma_port": port, "rdma_port_state": pinfo.get("state"), "rdma_mtu": pinfo.get("active_mtu"),
+             "rdma_driver": devinfo.get("driver"), "rdma_core": (info.get("rdma_core") or {}).get("version"),
+             "profile": dict((k, profile.get(k)) for k in ("name", "digest", "chain", "applied_at", "generation")
+                             if k in profile) if profile else None,
+             "problems": []}
+    if addr is None:
+        facts["problems"].append("no IPv4 address on its data interfaces %s (name one with rdma_bench_interfaces)"
+                                 % (info.get("data_interfaces") or []))
+    return facts
+
+
+def tools_missing(which: Optional[Dict[str, Any]], tools: List[str]) -> List[str]:
+    """The tools ``which TOOL...`` did not find (its stdout lists the paths of those it found)."""
+    if not isinstance(which, dict) or which.get("skipped"):
+        return []
+    found = set(line.rsplit("/", 1)[-1] for line in (which.get("stdout") or "").splitlines() if line.strip())
+    return [t for t in tools if t not in found]
+
+
+# ---------------------------------------------------------------------- the plan
+def _argv(test: str, side: str, opts: Dict[str, Any], port: int, pair: Dict[str, Any], log: str) -> List[str]:
+    dur, addr = str(opts["duration"]), pair["address"]
+    if test == "iperf3":
+        if side == "server":
+            return ["iperf3", "-s", "-1", "-B", addr, "-p", str(port)]
+        return ["iperf3", "-c", addr, "-B", pair["client_address"], "-p", str(port), "-J", "-t", dur,
+                "-P", str(opts["streams"])]
+    if test == "sockperf":
+        if side == "server":
+            return ["sockperf", "server", "--tcp", "-i", addr, "-p", str(port)]
+        return ["sockperf", "ping-pong", "--tcp", "-i", addr, "-p", str(port), "-t", dur,
+                "--mps", str(opts["sockperf_mps"]), "-m", str(opts["sockperf_msg_size"]), "--full-log", log]
+    dev = pair["server_device"] if side == "server" else pair["client_device"]
+    argv = [TOOL[test], "-d", dev, "-i", pair["server_port" if side == "server" else "client_port"] or "1",
+            "-p", str(port), "-F"]
+    if opts["rdma_cm"]:
+        argv.append("-R")
+    elif opts["gid_index"] is not None:
+        argv += ["-x", str(opts["gid_index"])]
+    if test == "ib_write_bw":
+        argv += ["-s", str(opts["bw_size"]), "-D", dur, "--report_gbits"]
+    else:
+        argv += ["-s", str(opts["lat_size"]), "-n", str(opts["lat_iterations"])]
+        if side == "client":
+            argv.append("-H")
+    if side == "client":
+        argv.append(addr)
+    return argv
+
+
+def plan(nodes: Dict[str, Dict[str, Any]], hosts: List[str], opts: Dict[str, Any],
+         node_dir: str = "/run/hpcnet-rdma-bench") -> Dict[str, Any]:
+    """Pairs, then per test the servers and clients of each host, and every problem found before a server starts.
+
+    ``nodes[h]`` holds ``info`` (verify_info), ``state`` (tuning_state status) and ``which`` (``which TOOL...``).
+    A problem names the node and what is missing (its facts, a data address, an RDMA device, a tool); any
+    problem fails the plan, so nothing is started.
+    """
+    facts = dict((h, node_facts(nodes.get(h) or {})) for h in hosts)
+    problems = ["%s: %s" % (h, p) for h in hosts for p in facts[h]["problems"]]
+    tools = sorted(set(TOOL[t] for t in opts["tests"]))
+    for h in hosts:
+        missing = tools_missing((nodes.get(h) or {}).get("which"), tools)
+        if missing:
+            problems.append("%s: %s not installed (packages %s; or let the role install them: rdma_bench_install: true)"
+                            % (h, ", ".join(missing), ", ".join(sorted(set(PACKAGE[t] for t in opts["tests"]
+                                                                            if TOOL[t] in missing)))))
+    usable = [h for h in hosts if not facts[h]["problems"]]
+    if len(hosts) < 2:
+        problems.append("only %s in the play: a benchmark needs at least two hosts (rdma_hosts)" % ", ".join(hosts))
+    pairs = []
+    for client, server in _findings.pairs_of(usable, opts["pairing"]):
+        pairs.append({"id": "%s->%s" % (client, server), "client": client, "server": server,
+                      "address": facts[server]["address"], "client_address": facts[client]["address"],
+                      "client_device": facts[client]["rdma_device"], "server_device": facts[server]["rdma_device"],
+                      "client_port": facts[client]["rdma_port"], "server_port": facts[server]["rdma_port"]})
+    left_out = [h for h in usable if not any(h in (p["client"], p["server"]) for p in pairs)]
+    if any(t in RDMA_TESTS for t in opts["tests"]):
+        for h in usable:
+            if not facts[h]["rdma_device"]:
+                problems.append("%s: no RDMA device on its data interface %s (rdma_bench_tests has %s: load soft-RoCE "
+                                "with the rdma_core role, or leave the perftest tests out)"
+                                % (h, facts[h]["interface"], ", ".join(t for t in opts["tests"] if t in RDMA_TESTS)))
+    steps: Dict[str, Dict[str, Dict[str, List[Dict[str, Any]]]]] = {}
+    for ti, test in enumerate(opts["tests"]):
+        per_host = dict((h, {"servers": [], "clients": []}) for h in hosts)
+        for pi, pair in enumerate(pairs):
+            port = opts["port_base"] + pi * len(TESTS) + TESTS.index(test)
+            log = "%s/%s.%d.full-log.csv" % (node_dir, test, pi)
+            # exactly hpcnet.rdma.bench_server's servers[] (name, argv, listen)
+            per_host[pair["server"]]["servers"].append(
+                {"name": "%s.%d" % (test, port), "argv": _argv(test, "server", opts, port, pair, log),
+                 "listen": port if test in ("iperf3", "sockperf") else None})
+            per_host[pair["client"]]["clients"].append(
+                {"pair": pair["id"], "test": test, "port": port, "argv": _argv(test, "client", opts, port, pair, log),
+                 "log": log if test == "sockperf" else None, "peer": pair["server"], "address": pair["address"]})
+        steps[test] = per_host
+    return {"pairs": pairs, "left_out": left_out, "nodes": facts, "steps": steps, "problems": problems,
+            "tools": tools, "packages": sorted(set(PACKAGE[t] for t in opts["tests"]))}
+
+
+def reach_problems(pings: Dict[str, Any], pairs: List[Dict[str, Any]]) -> List[str]:
+    """A pair whose client cannot ping the server's data address, named (``pings[client]`` = the ping results)."""
+    out = []
+    for pair in pairs:
+        res = pings.get(pair["client"]) or {}
+        for item in res.get("results") or []:
+            if (item.get("item") or {}).get("pair") == pair["id"] and item.get("rc") not in (0, None):
+                out.append("%s cannot reach %s at %s (the peer's data address): %s"
+                           % (pair["client"], pair["server"], pair["address"],
+                              " ".join(((item.get("stdout") or "") + " " + (item.get("stderr") or "")).split())[-200:]
+                              or "ping rc %s" % item.get("rc")))
+    return out
+
+
+# ---------------------------------------------------------------------- the stored run
+def parse_client(test: str, res: Dict[str, Any], full_log: Optional[str]) -> Dict[str, Any]:
+    """One client's registered command result (``rc``, ``stdout``, ``stderr``) -> the parsed result."""
+    if res.get("skipped"):
+        return {"error": "not run"}
+    stdout, stderr = res.get("stdout") or "", res.get("stderr") or ""
+    if res.get("rc") is None and res.get("msg"):
+        return {"error": str(res.get("msg"))}
+    if test == "iperf3":
+        out = _benchstats.parse_iperf3(stdout)
+    elif test == "sockperf":
+        out = _benchstats.sockperf_result(stdout + "\n" + stderr, full_log) if res.get("rc") == 0 \
+            else {"error": "sockperf rc %s: %s" % (res.get("rc"), _benchstats._tail(stdout + " " + stderr))}
+    elif test == "ib_write_bw":
+        out = _benchstats.parse_perftest_bw(stdout + "\n" + stderr)
+    else:
+        out = _benchstats.parse_perftest_lat(stdout)
+    if res.get("rc") not in (0, None) and "error" not in out:
+        out["warning"] = "exit code %s: %s" % (res.get("rc"), _benchstats._tail(stderr))
+    if "error" in out and res.get("rc") not in (0, None):
+        out["error"] = "rc %s: %s" % (res.get("rc"), out["error"])
+    return out
+
+
+def decode_log(slurped: Any) -> Optional[str]:
+    """The text of a file ``ansible.builtin.slurp`` read (base64 ``content``), None when it could not."""
+    if not isinstance(slurped, dict) or slurped.get("failed") or slurped.get("skipped") or "content" not in slurped:
+        return None
+    try:
+        return base64.b64decode(slurped["content"]).decode("utf-8", "replace")
+    except (binascii.Error, ValueError, TypeError):
+        return None
+
+
+def build_run(the_plan: Dict[str, Any], results: Dict[str, Dict[str, List[Dict[str, Any]]]], opts: Dict[str, Any],
+              hosts: List[str], started_at: str, finished_at: str, run_id: str,
+              logs: Optional[Dict[str, Dict[str, List[Dict[str, Any]]]]] = None) -> Dict[str, Any]:
+    """The stored run.  ``results[host][test]`` = that host's client results in plan order; ``logs[host][test]``
+    the ``slurp`` results of the sockperf ``--full-log`` files, in the same order."""
+    run: Dict[str, Any] = {"schema": SCHEMA, "run_id": run_id, "label": opts["label"], "started_at": started_at,
+                           "finished_at": finished_at, "hosts": hosts,
+                           "options": dict((k, opts[k]) for k in sorted(DEFAULTS)),
+                           "nodes": the_plan["nodes"], "pairs": the_plan["pairs"], "left_out": the_plan["left_out"],
+                           "profiles": dict((h, (the_plan["nodes"][h].get("profile") or {}).get("name"))
+                                            for h in hosts),
+                           "results": {}, "errors": []}
+    for test in opts["tests"]:
+        run["results"][test] = {}
+        for h in hosts:
+            planned = the_plan["steps"][test][h]["clients"]
+            got = (results.get(h) or {}).get(test) or []
+            slurped = ((logs or {}).get(h) or {}).get(test) or []
+            for i, client in enumerate(planned):
+                res = got[i] if i < len(got) and isinstance(got[i], dict) else {"skipped": True}
+                parsed = parse_client(test, res, decode_log(slurped[i]) if i < len(slurped) else None)
+                parsed["argv"] = client["argv"]
+                run["results"][test][client["pair"]] = parsed
+                if "error" in parsed:
+                    run["errors"].append("%s %s: %s" % (test, client["pair"], parsed["error"]))
+    return run
+
+
+def summary_rows(run: Dict[str, Any]) -> List[Tuple[str, str, str]]:
+    """(test, pair, one-line result) for the play's output."""
+    rows = []
+    for test, per_pair in run["results"].items():
+        for pair, r in per_pair.items():
+            if "error" in r:
+                text = "ERROR " + r["error"]
+            elif test in BANDWIDTH_TESTS:
+                text = "%.3f Gbit/s" % (r.get("gbits_received") if test == "iperf3" else r.get("gbits_average"))
+            else:
+                p = r.get("percentiles") or {}
+                text = " ".join("%s=%.2fus" % (k, p[k]) for k in ("p50", "p90", "p99", "p99.9") if k in p)
+            rows.append((test, pair, text))
+    return rows
+
+
+class NotARun(ValueError):
+    """A file that is not a stored benchmark run."""
+
+
+def check_run(data: Any, source: str) -> Dict[str, Any]:
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise NotARun("%s is not a stored hpcnet.rdma benchmark run (no \"schema\": \"%s\"; write one with "
+                      "playbooks/bench_rdma.yml)" % (source, SCHEMA))
+    for key, kind in (("run_id", str), ("results", dict), ("pairs", list), ("nodes", dict)):
+        if not isinstance(data.get(key), kind):
+            raise NotARun("%s: a stored run needs %r (%s); it has %r" % (source, key, kind.__name__,
+                                                                        type(data.get(key)).__name__))
+    return data
+
+
+def load_run(path: str) -> Dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise NotARun("%s: cannot read it: %s" % (path, e.strerror or e))
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise NotARun("%s is not a stored hpcnet.rdma benchmark run: not JSON (%s)" % (path, e))
+    return check_run(data, path)
