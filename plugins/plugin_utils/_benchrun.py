@@ -59,6 +59,8 @@ def validate_options(opts: Dict[str, Any]) -> List[str]:
         value = opts.get(name)
         if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
             errors.append("rdma_bench_%s: %r is not an integer in %d..%d" % (name, value, lo, hi))
+    if not isinstance(opts.get("rdma_cm"), bool):
+        errors.append("rdma_bench_rdma_cm: %r is not a boolean" % (opts.get("rdma_cm"),))
     gid = opts.get("gid_index")
     if gid is not None and (not isinstance(gid, int) or isinstance(gid, bool) or not 0 <= gid <= 255):
         errors.append("rdma_bench_gid_index: %r is not null or an integer in 0..255" % (gid,))
@@ -68,9 +70,25 @@ def validate_options(opts: Dict[str, Any]) -> List[str]:
     return errors
 
 
+_INTS = ("duration", "streams", "port_base", "sockperf_mps", "sockperf_msg_size", "lat_iterations", "lat_size",
+         "bw_size", "gid_index")
+_TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
+
+
 def options(given: Dict[str, Any]) -> Dict[str, Any]:
+    """The defaults updated with ``given``; what ``-e name=value`` gives as text is read as Ansible's int, bool
+    and comma-separated list types read it (a value that does not read stays as it is and validation names it)."""
     out = dict(DEFAULTS)
     out.update(dict((k, v) for k, v in given.items() if k in DEFAULTS))
+    for k in _INTS:
+        if isinstance(out[k], str) and re.match(r"^\s*-?\d+\s*$", out[k]):
+            out[k] = int(out[k])
+    if isinstance(out["rdma_cm"], str) and out["rdma_cm"].strip().lower() in _TRUE + _FALSE:
+        out["rdma_cm"] = out["rdma_cm"].strip().lower() in _TRUE
+    if isinstance(out["tests"], str):
+        out["tests"] = [t.strip() for t in out["tests"].split(",") if t.strip()]
+    if out["gid_index"] == "":
+        out["gid_index"] = None
     return out
 
 

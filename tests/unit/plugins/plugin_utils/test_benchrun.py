@@ -70,7 +70,10 @@ def test_pairs_of_refuses_unknown_mode():
     ({"tests": ["iperf3", "iperf3"]}, "rdma_bench_tests: ['iperf3', 'iperf3'] names a test twice"),
     ({"pairing": "mesh"}, "rdma_bench_pairing: 'mesh' is not one of ring, pairs"),
     ({"duration": 0}, "rdma_bench_duration: 0 is not an integer in 1..3600"),
-    ({"duration": "5"}, "rdma_bench_duration: '5' is not an integer in 1..3600"),
+    ({"duration": "5"}, None),                 # -e rdma_bench_duration=5 is text
+    ({"duration": "5s"}, "rdma_bench_duration: '5s' is not an integer in 1..3600"),
+    ({"rdma_cm": "no", "tests": "iperf3, sockperf"}, None),
+    ({"rdma_cm": "maybe"}, "rdma_bench_rdma_cm: 'maybe' is not a boolean"),
     ({"streams": True}, "rdma_bench_streams: True is not an integer in 1..128"),
     ({"port_base": 80}, "rdma_bench_port_base: 80 is not an integer in 1024..65000"),
     ({"gid_index": -1}, "rdma_bench_gid_index: -1 is not null or an integer in 0..255"),
@@ -83,6 +86,16 @@ def test_validate_options(given, message):
         assert errors == []
     else:
         assert len(errors) == 1 and errors[0].startswith(message), errors
+
+
+@pytest.mark.parametrize("given, expected", [
+    ({"duration": "7", "rdma_cm": "false", "tests": "iperf3,sockperf", "gid_index": ""},
+     {"duration": 7, "rdma_cm": False, "tests": ["iperf3", "sockperf"], "gid_index": None}),
+    ({"duration": 7, "rdma_cm": True, "gid_index": "3"}, {"duration": 7, "rdma_cm": True, "gid_index": 3}),
+])
+def test_options_read_extra_vars_text(given, expected):
+    opts = br.options(given)
+    assert dict((k, opts[k]) for k in expected) == expected
 
 
 def test_plan_two_nodes_pairs():

@@ -1,0 +1,91 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: bench_report
+short_description: Compare stored benchmark runs - before/after Markdown and HTML tables and PNG plots, on the controller
+version_added: 0.2.0
+author:
+  - hpcnet.rdma contributors (@hpcnet)
+description:
+  - An action plugin; it runs on the controller only and touches no node.
+  - Reads two or more runs that M(hpcnet.rdma.bench_run) stored (the role C(hpcnet.rdma.rdma_bench)); the first is
+    the baseline. Writes C(bench-report.md) and C(bench-report.html) into O(output_dir) - per test, pair and metric
+    (throughput, retransmits, bandwidth, p50/p90/p99/p99.9) the value of every run and each later run's change
+    against the baseline, marked better or worse - and, with O(plots), one PNG per test - C(bench-TEST.png), a
+    latency CDF with the percentiles marked, or bandwidth bars per pair, one bar per run.
+  - A file that is not a stored run fails the task naming the file and what it lacks.
+  - The same report from a shell on the controller - C(python3 -m
+    ansible_collections.hpcnet.rdma.plugins.plugin_utils._benchreport BEFORE.json AFTER.json -o DIR).
+requirements:
+  - matplotlib on the controller for the plots (requirements.txt pins it); the tables need nothing.
+options:
+  runs:
+    description: Paths of the stored runs on the controller, the baseline first (two or more).
+    type: list
+    elements: path
+    required: true
+  output_dir:
+    description: The directory the report is written to (created when missing).
+    type: path
+    default: rdma-bench-report
+  plots:
+    description: Draw the PNG plots (needs matplotlib on the controller).
+    type: bool
+    default: true
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+    details: Reads the runs and returns the table; writes no file.
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: none
+    details: This action does not modify any node.
+  platform:
+    description: Target OS/families that can be operated against.
+    support: N/A
+    platforms: linux
+seealso:
+  - module: hpcnet.rdma.bench_run
+"""
+
+EXAMPLES = r"""
+- name: Untuned vs the mpi profile
+  hpcnet.rdma.bench_report:
+    runs:
+      - rdma-bench-results/20261204T150000Z-untuned.json
+      - rdma-bench-results/20261204T153000Z-mpi.json
+    output_dir: rdma-bench-report
+  delegate_to: localhost
+  run_once: true
+"""
+
+RETURN = r"""
+table:
+  description: Run names, ids, profiles and one row per test, pair and metric with the values and changes.
+  returned: always
+  type: dict
+  sample: {"runs": ["untuned", "mpi"], "tests": ["iperf3"], "rows": [{"test": "iperf3", "pair": "vm1->vm2",
+           "metric": "throughput", "unit": "Gbit/s", "values": [9.1, 14.2], "changes": [56.04], "better": [true]}]}
+files:
+  description: The Markdown and HTML reports written (empty in check mode).
+  returned: always
+  type: dict
+  sample: {"markdown": "rdma-bench-report/bench-report.md", "html": "rdma-bench-report/bench-report.html"}
+plots:
+  description: The PNG plot of each test (empty in check mode or without O(plots)).
+  returned: always
+  type: dict
+  sample: {"sockperf": "rdma-bench-report/bench-sockperf.png"}
+"""
+
+ARGUMENT_SPEC = dict(
+    runs=dict(type="list", elements="path", required=True),
+    output_dir=dict(type="path", default="rdma-bench-report"),
+    plots=dict(type="bool", default=True),
+)
