@@ -1,0 +1,51 @@
+"""molecule `verify tests_metrics`, after the prometheus.yml side effect: the collector's timer runs on
+each VM, node_exporter serves the hpcnet_rdma_* metrics, and the real Prometheus on the host read both
+VMs' metrics back through its HTTP query API (prometheus-queries.json, written by prometheus.yml)."""
+import json
+import os
+
+import pytest
+
+QUERIES = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "/tmp"), "prometheus-queries.json")
+VMS = {"vm1", "vm2"}
+
+
+def test_collector_timer_is_active(host):
+    assert host.service("hpcnet-rdma-metrics.timer").is_running
+
+
+def test_textfile_is_written_with_help_and_type(host):
+    with host.sudo():
+        text = host.file("/var/lib/prometheus/node-exporter/hpcnet_rdma.prom").content_string
+    assert "# TYPE hpcnet_rdma_port_state gauge" in text
+    assert "# TYPE hpcnet_rdma_tcp_retransmitted_segments_total counter" in text
+    assert "hpcnet_rdma_collector_success 1" in text
+
+
+def test_node_exporter_serves_the_metrics(host):
+    out = host.check_output("python3 -c \"import urllib.request; "
+                            "print(urllib.request.urlopen('http://127.0.0.1:9100/metrics', timeout=10).read().decode())\"")
+    assert 'hpcnet_rdma_profile_info{digest=' in out and 'profile="mpi"} 1' in out
+
+
+@pytest.fixture(scope="module")
+def answers():
+    with open(QUERIES, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def vms(result):
+    return set(r["metric"].get("vm") for r in result)
+
+
+@pytest.mark.parametrize("query", ["port_state", "profile", "collector", "hw_counters", "retransmits", "irq_cpus",
+                                   "bench_p99", "bench_bw"])
+def test_prometheus_has_both_vms(answers, query):
+    assert vms(answers[query]) == VMS, answers[query]
+
+
+def test_prometheus_values(answers):
+    assert all(float(r["value"][1]) == 4 for r in answers["port_state"])          # ACTIVE
+    assert all(float(r["value"][1]) > 0 for r in answers["bench_p99"])
+    assert all(float(r["value"][1]) > 0 for r in answers["bench_bw"])
+    assert all(float(r["value"][1]) >= 1 for r in answers["irq_cpus"])

@@ -1,0 +1,345 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""hpcnet-rdma-metrics: the RDMA fabric's health as a node_exporter textfile (python3 standard library only).
+
+Run by hpcnet-rdma-metrics.timer (role hpcnet.rdma.rdma_metrics); writes, atomically (temp file + rename in
+the same directory, as the textfile collector wants), OUTPUT (default
+/var/lib/prometheus/node-exporter/hpcnet_rdma.prom):
+
+  hpcnet_rdma_port_state / _physical_state   per RDMA port (IB numbering: 4 = ACTIVE, 5 = LinkUp), label state
+  hpcnet_rdma_port_counter_total              per port, sysfs counters/ (label counter)
+  hpcnet_rdma_port_hw_counter_total           per port, sysfs hw_counters/ (out_of_buffer, rnr_nak_retry_err, ...)
+  hpcnet_rdma_netdev_statistic_total          per data netdev, the error/drop/discard counters of statistics/
+  hpcnet_rdma_netdev_ethtool_total            per data netdev, ethtool -S error/drop/discard/pause counters
+  hpcnet_rdma_softnet_dropped_total / _time_squeeze_total   per CPU, /proc/net/softnet_stat
+  hpcnet_rdma_tcp_retransmitted_segments_total, hpcnet_rdma_tcp_sent_segments_total   /proc/net/snmp
+  hpcnet_rdma_irq_count, hpcnet_rdma_irq_cpus, hpcnet_rdma_irq_interrupts_total   the data NICs' IRQs and their CPUs
+  hpcnet_rdma_profile_info                    the applied profile (/etc/hpcnet-rdma/profile.json) as labels
+  hpcnet_rdma_bench_latency_microseconds / _bandwidth_gbits / _timestamp_seconds   the last stored bench run
+  hpcnet_rdma_collector_success, hpcnet_rdma_collector_duration_seconds
+
+``--root`` prefixes every /sys and /proc path (tests use a fake tree).
+"""
+from __future__ import annotations
+
+import argparse
+import calendar
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+TROUBLE = re.compile(r"(err|drop|discard|miss|fifo|crc|over_?run|out_of_buffer|no_?buf|timeout|pause|pfc)", re.I)
+SKIP_HW = ("lifespan",)
+STATISTICS = ("rx_errors", "tx_errors", "rx_dropped", "tx_dropped", "rx_missed_errors", "rx_fifo_errors",
+              "tx_fifo_errors", "rx_crc_errors", "rx_frame_errors", "rx_over_errors", "tx_carrier_errors",
+              "collisions")
+
+
+def _read(root, path):
+    try:
+        with open(root.rstrip("/") + path, encoding="utf-8", errors="replace") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def _ls(root, path):
+    try:
+        return sorted(os.listdir(root.rstrip("/") + path))
+    except OSError:
+        return []
+
+
+def _esc(value):
+    return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+class Metrics(object):
+    """Families in order, each HELP and TYPE once, samples with escaped labels."""
+
+    def __init__(self):
+        self.families = {}
+        self.order = []
+
+    def add(self, name, kind, help_text, value, **labels):
+        if name not in self.families:
+            self.families[name] = (kind, help_text, [])
+            self.order.append(name)
+        self.families[name][2].append((labels, value))
+
+    def render(self):
+        out = []
+        for name in self.order:
+            kind, help_text, samples = self.families[name]
+            out.append("# HELP %s %s" % (name, help_text))
+            out.append("# TYPE %s %s" % (name, kind))
+            for labels, value in samples:
+                lab = ",".join('%s="%s"' % (k, _esc(v)) for k, v in sorted(labels.items()))
+                out.append("%s%s %s" % (name, "{%s}" % lab if lab else "", _num(value)))
+        return "\n".join(out) + "\n"
+
+
+def _num(v):
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, int):
+        return str(v)
+    return repr(float(v))
+
+
+def _int(text):
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def rdma_ports(root):
+    """(device, port, netdevs, base path) of every RDMA port."""
+    out = []
+    for dev in _ls(root, "/sys/class/infiniband"):
+        for port in _ls(root, "/sys/class/infiniband/%s/ports" % dev):
+            base = "/sys/class/infiniband/%s/ports/%s" % (dev, port)
+            netdevs = sorted(set(n for n in (_read(root, "%s/gid_attrs/ndevs/%s" % (base, i))
+                                             for i in _ls(root, base + "/gid_attrs/ndevs")) if n))
+            out.append((dev, port, netdevs, base))
+    return out
+
+
+def collect_ports(root, m):
+    for dev, port, netdevs, base in rdma_ports(root):
+        labels = {"device": dev, "port": port, "netdev": ",".join(netdevs)}
+        for name, kind in (("state", "state"), ("phys_state", "physical_state")):
+            text = _read(root, "%s/%s" % (base, name)) or ""
+            number, _sep, word = text.partition(":")
+            if _int(number.strip()) is not None:
+                m.add("hpcnet_rdma_port_%s" % kind, "gauge",
+                      "RDMA port %s (IB numbering; the label names it)" % kind.replace("_", " "),
+                      _int(number.strip()), state=word.strip(), **labels)
+        for sub, family in (("counters", "hpcnet_rdma_port_counter_total"),
+                            ("hw_counters", "hpcnet_rdma_port_hw_counter_total")):
+            for counter in _ls(root, "%s/%s" % (base, sub)):
+                value = _int(_read(root, "%s/%s/%s" % (base, sub, counter)))
+                if value is None or counter in SKIP_HW:
+                    continue
+                m.add(family, "counter", "RDMA port %s/ counter from sysfs" % sub, value, counter=counter,
+                      device=dev, port=port)
+
+
+def data_netdevs(root, given):
+    if given:
+        return [n for n in given if _ls(root, "/sys/class/net/%s" % n) or _read(root, "/sys/class/net/%s/mtu" % n)]
+    found = []
+    for _d, _p, netdevs, _b in rdma_ports(root):
+        found += [n for n in netdevs if n not in found]
+    return found
+
+
+def collect_netdevs(root, m, netdevs, ethtool):
+    for ifname in netdevs:
+        for stat in STATISTICS:
+            value = _int(_read(root, "/sys/class/net/%s/statistics/%s" % (ifname, stat)))
+            if value is not None:
+                m.add("hpcnet_rdma_netdev_statistic_total", "counter",
+                      "Error and drop counters of the data netdev (sysfs statistics/)", value,
+                      interface=ifname, statistic=stat)
+        for counter, value in sorted(ethtool(ifname).items()):
+            if TROUBLE.search(counter):
+                m.add("hpcnet_rdma_netdev_ethtool_total", "counter",
+                      "Error, drop, discard and pause counters of the data netdev (ethtool -S)", value,
+                      interface=ifname, counter=counter)
+
+
+def ethtool_stats(ifname):
+    try:
+        proc = subprocess.run(["ethtool", "-S", ifname], capture_output=True, text=True, timeout=10,
+                              env=dict(os.environ, LC_ALL="C"), check=False)
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    out = {}
+    for line in proc.stdout.splitlines() if proc.returncode == 0 else []:
+        name, sep, value = line.strip().rpartition(":")
+        if sep and _int(value.strip()) is not None and name and not name.startswith("NIC statistics"):
+            out[name.strip()] = _int(value.strip())
+    return out
+
+
+def collect_softnet(root, m):
+    text = _read(root, "/proc/net/softnet_stat")
+    for cpu, line in enumerate((text or "").splitlines()):
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        # the 13th column, when present, is the CPU id (kernel 5.10+); rows of offline CPUs are left out
+        cpu_id = int(fields[12], 16) if len(fields) > 12 else cpu
+        m.add("hpcnet_rdma_softnet_dropped_total", "counter",
+              "Packets dropped because the CPU's backlog queue was full (/proc/net/softnet_stat)",
+              int(fields[1], 16), cpu=cpu_id)
+        m.add("hpcnet_rdma_softnet_time_squeeze_total", "counter",
+              "Times net_rx_action ran out of budget or time with work left (/proc/net/softnet_stat)",
+              int(fields[2], 16), cpu=cpu_id)
+
+
+def collect_tcp(root, m):
+    lines = [l.split() for l in (_read(root, "/proc/net/snmp") or "").splitlines() if l.startswith("Tcp:")]
+    if len(lines) >= 2:
+        tcp = dict(zip(lines[0][1:], lines[1][1:]))
+        for key, name, text in (("RetransSegs", "retransmitted_segments", "TCP segments retransmitted"),
+                                ("OutSegs", "sent_segments", "TCP segments sent")):
+            if _int(tcp.get(key)) is not None:
+                m.add("hpcnet_rdma_tcp_%s_total" % name, "counter", text + " (/proc/net/snmp)", _int(tcp[key]))
+
+
+def _cpus(text):
+    out = set()
+    for part in (text or "").split(","):
+        part = part.strip()
+        if "-" in part:
+            a, b = part.split("-", 1)
+            if _int(a) is not None and _int(b) is not None:
+                out.update(range(int(a), int(b) + 1))
+        elif _int(part) is not None:
+            out.add(int(part))
+    return out
+
+
+def collect_irqs(root, m, netdevs):
+    interrupts = (_read(root, "/proc/interrupts") or "").splitlines()
+    ncpu = len(interrupts[0].split()) if interrupts else 0
+    rows = {}
+    for line in interrupts[1:]:
+        head, _sep, rest = line.partition(":")
+        if head.strip().isdigit():
+            fields = rest.split()
+            rows[int(head)] = ([_int(x) or 0 for x in fields[:ncpu]], " ".join(fields[ncpu:]))
+    for ifname in netdevs:
+        irqs = set(_int(x) for x in _ls(root, "/sys/class/net/%s/device/msi_irqs" % ifname) if _int(x) is not None)
+        irqs |= set(n for n, (_c, name) in rows.items() if re.search(r"\b%s\b" % re.escape(ifname), name))
+        irqs = sorted(i for i in irqs if i in rows)
+        cpus = set()
+        per_cpu = [0] * ncpu
+        for irq in irqs:
+            cpus |= _cpus(_read(root, "/proc/irq/%d/effective_affinity_list" % irq)
+                          or _read(root, "/proc/irq/%d/smp_affinity_list" % irq))
+            per_cpu = [a + b for a, b in zip(per_cpu, rows[irq][0])]
+        m.add("hpcnet_rdma_irq_count", "gauge", "IRQs of the data netdev (MSI-X vectors, /proc/interrupts)",
+              len(irqs), interface=ifname)
+        m.add("hpcnet_rdma_irq_cpus", "gauge", "Distinct CPUs the data netdev's IRQs are delivered to "
+              "(effective affinity)", len(cpus), interface=ifname)
+        for cpu, count in enumerate(per_cpu):
+            if count:
+                m.add("hpcnet_rdma_irq_interrupts_total", "counter",
+                      "Interrupts of the data netdev's IRQs handled per CPU (/proc/interrupts)", count,
+                      interface=ifname, cpu=cpu)
+
+
+def _json(root, path):
+    text = _read(root, path) if path.startswith("/") else None
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {"_error": "not JSON"}
+
+
+def collect_profile(root, m, path):
+    prof = _json(root, path)
+    if isinstance(prof, dict) and prof.get("name") and "_error" not in prof:
+        m.add("hpcnet_rdma_profile_info", "gauge", "The tuning profile applied on the node (from %s)" % path, 1,
+              profile=prof.get("name"), digest=prof.get("digest") or "")
+    else:
+        m.add("hpcnet_rdma_profile_info", "gauge", "The tuning profile applied on the node (from %s)" % path, 0,
+              profile="none", digest="")
+
+
+def collect_bench(root, m, path):
+    run = _json(root, path)
+    if not isinstance(run, dict) or not isinstance(run.get("results"), dict):
+        return
+    for test, pairs in sorted(run["results"].items()):
+        for pair, res in sorted((pairs or {}).items()):
+            if not isinstance(res, dict) or "error" in res:
+                continue
+            for key, value in sorted((res.get("percentiles") or {}).items()):
+                try:
+                    q = float(key[1:]) / 100.0
+                except ValueError:
+                    continue
+                m.add("hpcnet_rdma_bench_latency_microseconds", "gauge",
+                      "Latency percentiles of the last stored benchmark run (from raw samples)", value,
+                      test=test, pair=pair, quantile="%g" % q)
+            for key in ("gbits_received", "gbits_average"):
+                if isinstance(res.get(key), (int, float)):
+                    m.add("hpcnet_rdma_bench_bandwidth_gbits", "gauge",
+                          "Bandwidth of the last stored benchmark run (Gbit/s)", res[key], test=test, pair=pair)
+    finished = run.get("finished_at")
+    if isinstance(finished, str):
+        try:
+            ts = calendar.timegm(time.strptime(finished, "%Y-%m-%dT%H:%M:%SZ"))
+            m.add("hpcnet_rdma_bench_timestamp_seconds", "gauge", "When the last stored benchmark run finished", ts,
+                  run_id=run.get("run_id") or "", label=run.get("label") or "")
+        except ValueError:
+            pass
+
+
+def collect(root="/", interfaces=None, profile_file="/etc/hpcnet-rdma/profile.json",
+            bench_file="/var/lib/hpcnet-rdma-bench/last.json", ethtool=ethtool_stats):
+    start = time.monotonic()
+    m = Metrics()
+    ok = True
+    netdevs = data_netdevs(root, interfaces or [])
+    for step in (lambda: collect_ports(root, m), lambda: collect_netdevs(root, m, netdevs, ethtool),
+                 lambda: collect_softnet(root, m), lambda: collect_tcp(root, m),
+                 lambda: collect_irqs(root, m, netdevs), lambda: collect_profile(root, m, profile_file),
+                 lambda: collect_bench(root, m, bench_file)):
+        try:
+            step()
+        except Exception:  # one broken source must not hide the others
+            ok = False
+    m.add("hpcnet_rdma_collector_success", "gauge", "Whether every source of hpcnet-rdma-metrics was read", ok)
+    m.add("hpcnet_rdma_collector_duration_seconds", "gauge", "How long hpcnet-rdma-metrics took",
+          round(time.monotonic() - start, 6))
+    return m.render()
+
+
+def write_atomic(path, text):
+    d = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(prefix=".hpcnet_rdma.", suffix=".tmp", dir=d)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="hpcnet-rdma-metrics", description="RDMA fabric metrics for node_exporter's "
+                                "textfile collector")
+    p.add_argument("--output", default="/var/lib/prometheus/node-exporter/hpcnet_rdma.prom")
+    p.add_argument("--root", default="/", help="prefix of /sys and /proc (tests)")
+    p.add_argument("--interfaces", default="", help="data netdevs, comma-separated (default: those under RDMA ports)")
+    p.add_argument("--profile-file", default="/etc/hpcnet-rdma/profile.json")
+    p.add_argument("--bench-file", default="/var/lib/hpcnet-rdma-bench/last.json")
+    p.add_argument("--stdout", action="store_true", help="print instead of writing --output")
+    a = p.parse_args(argv)
+    text = collect(a.root, [i for i in a.interfaces.split(",") if i], a.profile_file, a.bench_file)
+    if a.stdout:
+        sys.stdout.write(text)
+    else:
+        write_atomic(a.output, text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,189 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The textfile collector (roles/rdma_metrics/files/hpcnet-rdma-metrics.py) on a fake /sys + /proc tree:
+each metric has the value of its source file, the output is valid exposition format (HELP and TYPE once
+per family, counters end in _total), and a broken source does not hide the others."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+
+import pytest
+
+SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "rdma_metrics", "files",
+                      "hpcnet-rdma-metrics.py")
+spec = importlib.util.spec_from_file_location("hpcnet_rdma_metrics", SCRIPT)
+collector = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(collector)
+
+TREE = {
+    "sys/class/infiniband/rxe0/ports/1/state": "4: ACTIVE\n",
+    "sys/class/infiniband/rxe0/ports/1/phys_state": "5: LinkUp\n",
+    "sys/class/infiniband/rxe0/ports/1/gid_attrs/ndevs/0": "data0\n",
+    "sys/class/infiniband/rxe0/ports/1/gid_attrs/ndevs/1": "data0\n",
+    "sys/class/infiniband/rxe0/ports/1/counters/port_rcv_data": "1000\n",
+    "sys/class/infiniband/rxe0/ports/1/counters/port_xmit_discards": "2\n",
+    "sys/class/infiniband/rxe0/ports/1/hw_counters/out_of_buffer": "3\n",
+    "sys/class/infiniband/rxe0/ports/1/hw_counters/rnr_nak_retry_err": "1\n",
+    "sys/class/infiniband/rxe0/ports/1/hw_counters/packet_seq_err": "0\n",
+    "sys/class/infiniband/rxe0/ports/1/hw_counters/lifespan": "10\n",
+    "sys/class/net/data0/mtu": "9000\n",
+    "sys/class/net/data0/statistics/rx_errors": "2\n",
+    "sys/class/net/data0/statistics/rx_dropped": "5\n",
+    "sys/class/net/data0/statistics/tx_dropped": "0\n",
+    "sys/class/net/data0/device/msi_irqs/40": "msix\n",
+    "sys/class/net/data0/device/msi_irqs/41": "msix\n",
+    "proc/net/softnet_stat": ("0000a000 00000003 00000010 00000000 00000000 00000000 00000000 00000000 00000000 "
+                              "00000000 00000000 00000000 00000000\n"
+                              "0000b000 00000000 00000002 00000000 00000000 00000000 00000000 00000000 00000000 "
+                              "00000000 00000000 00000000 00000001\n"),
+    "proc/net/snmp": ("Ip: Forwarding DefaultTTL\nIp: 1 64\n"
+                      "Tcp: RtoAlgorithm RtoMin RtoMax MaxConn ActiveOpens PassiveOpens AttemptFails EstabResets "
+                      "CurrEstab InSegs OutSegs RetransSegs InErrs OutRsts InCsumErrors\n"
+                      "Tcp: 1 200 120000 -1 10 5 0 0 2 5000 4000 12 0 3 0\n"),
+    "proc/interrupts": ("           CPU0       CPU1\n"
+                        "  0:         30          0   IO-APIC   2-edge      timer\n"
+                        " 40:         10         20   PCI-MSI 524288-edge      data0-TxRx-0\n"
+                        " 41:          0          7   PCI-MSI 524289-edge      data0-TxRx-1\n"
+                        "NMI:          0          0   Non-maskable interrupts\n"),
+    "proc/irq/40/effective_affinity_list": "0\n",
+    "proc/irq/41/effective_affinity_list": "1\n",
+    "etc/hpcnet-rdma/profile.json": json.dumps({"name": "mpi", "digest": "sha256:abc"}),
+    "var/lib/hpcnet-rdma-bench/last.json": json.dumps({
+        "schema": "hpcnet.rdma.bench/1", "run_id": "r1", "label": "mpi", "finished_at": "2026-12-04T15:00:00Z",
+        "results": {"sockperf": {"n1->n2": {"percentiles": {"p50": 8.5, "p99": 40.0, "p99.9": 120.5}}},
+                    "iperf3": {"n1->n2": {"gbits_received": 9.41}},
+                    "ib_send_lat": {"n1->n2": {"error": "rc 1"}}}}),
+}
+
+
+def make_tree(tmp_path, tree):
+    for rel, content in tree.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+    return str(tmp_path)
+
+
+def no_ethtool(_ifname):
+    return {}
+
+
+@pytest.fixture
+def text(tmp_path):
+    root = make_tree(tmp_path, TREE)
+    return collector.collect(root, [], ethtool=lambda i: {"rx_pause": 4, "tx_pause": 1, "rx_bytes": 99,
+                                                          "rx_discards_phy": 6} if i == "data0" else {})
+
+
+@pytest.mark.parametrize("line", [
+    'hpcnet_rdma_port_state{device="rxe0",netdev="data0",port="1",state="ACTIVE"} 4',
+    'hpcnet_rdma_port_physical_state{device="rxe0",netdev="data0",port="1",state="LinkUp"} 5',
+    'hpcnet_rdma_port_counter_total{counter="port_rcv_data",device="rxe0",port="1"} 1000',
+    'hpcnet_rdma_port_counter_total{counter="port_xmit_discards",device="rxe0",port="1"} 2',
+    'hpcnet_rdma_port_hw_counter_total{counter="out_of_buffer",device="rxe0",port="1"} 3',
+    'hpcnet_rdma_port_hw_counter_total{counter="rnr_nak_retry_err",device="rxe0",port="1"} 1',
+    'hpcnet_rdma_port_hw_counter_total{counter="packet_seq_err",device="rxe0",port="1"} 0',
+    'hpcnet_rdma_netdev_statistic_total{interface="data0",statistic="rx_errors"} 2',
+    'hpcnet_rdma_netdev_statistic_total{interface="data0",statistic="rx_dropped"} 5',
+    'hpcnet_rdma_netdev_ethtool_total{counter="rx_pause",interface="data0"} 4',
+    'hpcnet_rdma_netdev_ethtool_total{counter="rx_discards_phy",interface="data0"} 6',
+    'hpcnet_rdma_softnet_dropped_total{cpu="0"} 3',
+    'hpcnet_rdma_softnet_time_squeeze_total{cpu="0"} 16',
+    'hpcnet_rdma_softnet_time_squeeze_total{cpu="1"} 2',
+    'hpcnet_rdma_tcp_retransmitted_segments_total 12',
+    'hpcnet_rdma_tcp_sent_segments_total 4000',
+    'hpcnet_rdma_irq_count{interface="data0"} 2',
+    'hpcnet_rdma_irq_cpus{interface="data0"} 2',
+    'hpcnet_rdma_irq_interrupts_total{cpu="0",interface="data0"} 10',
+    'hpcnet_rdma_irq_interrupts_total{cpu="1",interface="data0"} 27',
+    'hpcnet_rdma_profile_info{digest="sha256:abc",profile="mpi"} 1',
+    'hpcnet_rdma_bench_latency_microseconds{pair="n1->n2",quantile="0.5",test="sockperf"} 8.5',
+    'hpcnet_rdma_bench_latency_microseconds{pair="n1->n2",quantile="0.999",test="sockperf"} 120.5',
+    'hpcnet_rdma_bench_bandwidth_gbits{pair="n1->n2",test="iperf3"} 9.41',
+    'hpcnet_rdma_bench_timestamp_seconds{label="mpi",run_id="r1"} 1796396400',
+    'hpcnet_rdma_collector_success 1',
+])
+def test_metric_lines(text, line):
+    assert line in text.splitlines()
+
+
+@pytest.mark.parametrize("absent", ["lifespan", "rx_bytes", "tx_dropped\"} 0\nhpcnet_rdma_irq", "ib_send_lat", "timer"])
+def test_left_out(text, absent):
+    assert absent not in text
+
+
+SAMPLE = re.compile(r'^([a-z_:][a-z0-9_:]*)(\{([a-z_][a-z0-9_]*="([^"\\]|\\.)*",?)*\})? (-?[0-9.e+-]+|NaN)$')
+
+
+def test_exposition_format(text):
+    families = {}
+    for line in text.splitlines():
+        if line.startswith("# HELP "):
+            name = line.split()[2]
+            assert name not in families, "HELP twice for %s" % name
+            families[name] = None
+        elif line.startswith("# TYPE "):
+            _h, _t, name, kind = line.split()
+            assert families.get(name, "x") is None, "TYPE of %s without HELP before it" % name
+            families[name] = kind
+            assert kind in ("counter", "gauge")
+            assert name.endswith("_total") == (kind == "counter"), name
+            assert name.startswith("hpcnet_rdma_")
+        else:
+            m = SAMPLE.match(line)
+            assert m, line
+            assert m.group(1) in families, "sample before its TYPE: %s" % line
+
+
+def test_profile_missing_and_no_rdma(tmp_path):
+    root = make_tree(tmp_path, {"proc/net/snmp": TREE["proc/net/snmp"]})
+    text = collector.collect(root, [], ethtool=no_ethtool)
+    assert 'hpcnet_rdma_profile_info{digest="",profile="none"} 0' in text.splitlines()
+    assert "hpcnet_rdma_port_state" not in text and "hpcnet_rdma_collector_success 1" in text
+
+
+def test_a_broken_source_does_not_hide_the_others(tmp_path):
+    tree = dict(TREE)
+    tree["proc/net/softnet_stat"] = "zz yy xx\n"
+    text = collector.collect(make_tree(tmp_path, tree), [], ethtool=no_ethtool)
+    assert "hpcnet_rdma_collector_success 0" in text
+    assert "hpcnet_rdma_tcp_retransmitted_segments_total 12" in text
+
+
+def test_named_interfaces_and_atomic_write(tmp_path):
+    root = make_tree(tmp_path / "root", TREE)
+    out = tmp_path / "textfile" / "hpcnet_rdma.prom"
+    out.parent.mkdir()
+    assert collector.main(["--root", root, "--interfaces", "data0,nosuch", "--output", str(out)]) == 0
+    text = out.read_text()
+    assert 'interface="nosuch"' not in text and 'hpcnet_rdma_irq_count{interface="data0"} 2' in text
+    assert sorted(os.listdir(str(out.parent))) == ["hpcnet_rdma.prom"]
+    assert oct(os.stat(str(out)).st_mode & 0o777) == "0o644"
+
+
+def test_label_values_are_escaped():
+    m = collector.Metrics()
+    m.add("hpcnet_rdma_profile_info", "gauge", "x", 1, profile='a"b\\c\nd')
+    assert 'profile="a\\"b\\\\c\\nd"' in m.render()
+
+
+DASHBOARD = os.path.join(os.path.dirname(SCRIPT), "..", "..", "..", "examples", "grafana", "hpcnet-rdma.json")
+
+
+def test_grafana_dashboard_queries_only_metrics_the_collector_writes(text):
+    dash = json.load(open(DASHBOARD))
+    written = set(line.split()[2] for line in text.splitlines() if line.startswith("# TYPE "))
+    used = set()
+    for panel in dash["panels"]:
+        for target in panel["targets"]:
+            used |= set(re.findall(r"hpcnet_rdma_[a-z_]+", target["expr"]))
+    assert used and used <= written, used - written
+    # every family the collector writes is on the dashboard except the collector's own duration
+    assert written - used == {"hpcnet_rdma_collector_duration_seconds", "hpcnet_rdma_port_physical_state",
+                              "hpcnet_rdma_bench_timestamp_seconds"}
+    assert len(set(p["id"] for p in dash["panels"])) == len(dash["panels"])
