@@ -30,6 +30,7 @@ lab         e2fsprogs           e2fsprogs            cmd:mkfs.ext4
 vm          qemu-system-x86     qemu-kvm             cmd:qemu-system-x86_64
 vm          qemu-utils          qemu-img             cmd:qemu-img
 vm          linux-image-amd64   kernel               file:/boot/vmlinuz-*
+vm          prometheus          -                    cmd:prometheus
 "
 PY=${PYTHON:-python3}
 # Tools in sbin count even when the caller's PATH lacks it (a non-root shell on Debian).

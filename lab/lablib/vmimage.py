@@ -29,7 +29,10 @@ ROOTFS_RECIPE = {
     # mirror): the role finds it installed and journals no package
     "include": ["systemd-sysv", "udev", "dbus", "openssh-server", "python3", "iproute2", "ethtool", "kmod",
                 "sudo", "rdma-core", "ibverbs-utils", "rdmacm-utils", "infiniband-diags", "perftest", "iperf3",
-                "iputils-ping", "irqbalance", "procps", "libnss-myhostname"],
+                "iputils-ping", "irqbalance", "procps", "libnss-myhostname",
+                # hpcnet.rdma.rdma_bench (iperf3, perftest above; sockperf) and rdma_metrics
+                # (node_exporter, enabled by its package as on any Debian node; vmrun forwards :9100)
+                "sockperf", "prometheus-node-exporter"],
     "cleanup": ["var/cache/apt/archives/*.deb", "var/lib/apt/lists/*"],
     "format": 1,
 }

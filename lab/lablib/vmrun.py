@@ -7,7 +7,8 @@ ssh into one, stop exactly the recorded QEMU PIDs.
 Each VM: `-machine q35 -smp 2 -m 1024`, TCG (`tb-size=256`, `-cpu max`) unless KVM really works
 (not under PVM nested virtualisation: /sys/module/kvm_pvm), the host's Debian kernel booted directly
 (`-kernel/-initrd`), two virtio-net NICs named by MAC inside the guest:
-  mgmt0  user-mode network (restrict=on: no way out), DHCP, sshd forwarded to 127.0.0.1:PORT
+  mgmt0  user-mode network (restrict=on: no way out), DHCP, sshd forwarded to 127.0.0.1:PORT and
+         node_exporter (:9100) to 127.0.0.1:METRICS_PORT (host var lab_metrics_port)
   data0  socket backend, VM 2k-1 listens on 127.0.0.1:P, VM 2k connects: a point-to-point
          "data link" (host_mtu=9000, rx_queue_size=1024, MSI-X), 10.77.<pair>.<k>/24
 The serial console goes to lab/run/<run>/<vm>.console.log; the state (PIDs, ports) is
@@ -38,6 +39,9 @@ INVENTORY = ROOT / "inventories" / "lab-vm" / "hosts.yml"
 VM_MEMORY_MB = 1024
 VM_CPUS = 2
 DATA_MTU = 9000
+# The guest's prometheus-node-exporter (in the image): forwarded from 127.0.0.1:<metrics_port>, host var
+# lab_metrics_port, so a Prometheus on the host scrapes each VM (molecule/vm/prometheus.yml).
+NODE_EXPORTER_PORT = 9100
 DATA_RX_QUEUE = 1024  # virtio-net: ethtool -g rx maximum = rx_queue_size; tx stays 256 (the maximum here)
 # The data NIC's PCI slot, fixed so its udev ID_PATH (pci-0000:00:10.0) is the same in every VM: an
 # image baked with nic_tuning match: path (molecule/vm/bake.yml) matches it by that path at first boot.
@@ -106,7 +110,8 @@ def qemu_argv(node: dict, image: Path, accel: list[str], peer_listens: bool | No
             "-kernel", str(image / "vmlinuz"), "-initrd", str(image / "initrd.img"), "-append", append,
             "-drive", f"file={node['overlay']},if=virtio,format=qcow2,discard=unmap",
             "-object", "rng-random,id=rng0,filename=/dev/urandom", "-device", "virtio-rng-pci,rng=rng0",
-            "-netdev", f"user,id=mgmt,restrict=on,hostfwd=tcp:127.0.0.1:{node['ssh_port']}-:22",
+            "-netdev", f"user,id=mgmt,restrict=on,hostfwd=tcp:127.0.0.1:{node['ssh_port']}-:22"
+            + (f",hostfwd=tcp:127.0.0.1:{node['metrics_port']}-:{NODE_EXPORTER_PORT}" if node.get("metrics_port") else ""),
             "-device", f"virtio-net-pci,netdev=mgmt,mac={mgmt_mac(k)}"]
     if peer_listens is not None:
         mode = "connect" if peer_listens else "listen"
@@ -143,6 +148,8 @@ def inventory_text(state: dict | None) -> str:
     hosts = []
     for node in (state or {}).get("nodes", []):
         host_vars: list[tuple[str, inventory.Value]] = [("ansible_port", node["ssh_port"])]
+        if node.get("metrics_port"):
+            host_vars.append(("lab_metrics_port", node["metrics_port"]))
         if node.get("peer"):
             host_vars += [("lab_data0_address", node["data0"]), ("lab_data0_peer", node["peer"])]
         hosts.append((node["name"], host_vars))
@@ -175,7 +182,7 @@ def new_state(run: str, count: int, image: Path, accel_why: str, disk: Path | No
         peer = peer_of(k, count)
         state["nodes"].append({
             "name": name, "index": k, "tag": f"{MARKER}-{run}-{name}", "pid": None,
-            "ssh_port": free_port(), "data_port": None, "peer": f"vm{peer}" if peer else None,
+            "ssh_port": free_port(), "metrics_port": free_port(), "data_port": None, "peer": f"vm{peer}" if peer else None,
             "data0": data_address(k) if peer else None,
             "peer_address": data_address(peer).split("/", maxsplit=1)[0] if peer else None,
             "mgmt_mac": mgmt_mac(k), "data_mac": data_mac(k) if peer else None,
@@ -224,7 +231,8 @@ def launch(state: dict, node: dict, image: Path, accel: list[str]) -> None:
             raise RuntimeError(f"{node['name']}: QEMU pid {proc.pid} exited at start (status {proc.poll()}); "
                                f"see {node['qemu_log']}")
         time.sleep(0.05)
-    LOG.info(f"{node['name']}: QEMU pid {proc.pid}, ssh 127.0.0.1:{node['ssh_port']}"
+    LOG.info(f"{node['name']}: QEMU pid {proc.pid}, ssh 127.0.0.1:{node['ssh_port']}, "
+             f"node_exporter 127.0.0.1:{node.get('metrics_port') or '-'}"
              + (f", data0 {node['data0']} ({'connects to' if peer_listens else 'listens on'} "
                 f"127.0.0.1:{node['data_port']})" if node["peer"] else ", no data link (odd node count)"))
 
@@ -346,6 +354,7 @@ def show(run: str, as_json: bool, molecule: bool) -> None:
     print(f"run {state['run']}  started {state['started']}  accel {state['accel']}")
     for n in state["nodes"]:
         print(f"  {n['name']:4} pid {n['pid']} ({alive_word(n)})  ssh 127.0.0.1:{n['ssh_port']}  "
+              f"node_exporter 127.0.0.1:{n.get('metrics_port') or '-'}  "
               f"data0={n['data0'] or '-'} peer={n['peer'] or '-'}  boot {n['boot_seconds']}s")
 
 

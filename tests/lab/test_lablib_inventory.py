@@ -45,9 +45,9 @@ all:
 """
 
 VM_STATE = {"started": "2026-01-01T00:00:00", "nodes": [
-    {"name": "vm1", "ssh_port": 40001, "peer": "vm2", "data0": "10.77.0.1/24"},
-    {"name": "vm2", "ssh_port": 40002, "peer": "vm1", "data0": "10.77.0.2/24"},
-    {"name": "vm3", "ssh_port": 40003, "peer": None, "data0": None},
+    {"name": "vm1", "ssh_port": 40001, "metrics_port": 41001, "peer": "vm2", "data0": "10.77.0.1/24"},
+    {"name": "vm2", "ssh_port": 40002, "metrics_port": 41002, "peer": "vm1", "data0": "10.77.0.2/24"},
+    {"name": "vm3", "ssh_port": 40003, "peer": None, "data0": None},  # a run recorded before lab_metrics_port
 ]}
 VM_INVENTORY = """---
 # Written by `lab/labctl.py vm up`; reset by `lab/labctl.py vm down`. Do not edit by hand.
@@ -66,10 +66,12 @@ all:
       hosts:
         vm1:
           ansible_port: 40001
+          lab_metrics_port: 41001
           lab_data0_address: 10.77.0.1/24
           lab_data0_peer: vm2
         vm2:
           ansible_port: 40002
+          lab_metrics_port: 41002
           lab_data0_address: 10.77.0.2/24
           lab_data0_peer: vm1
         vm3:
@@ -122,3 +124,25 @@ def test_write_creates_the_directory(tmp_path: Path) -> None:
     target = tmp_path / "inventories" / "lab" / "hosts.yml"
     inventory.write(target, CONTAINER_INVENTORY)
     assert target.read_text() == CONTAINER_INVENTORY
+
+
+@pytest.mark.parametrize("node, forwards", [
+    ({"metrics_port": 41001}, ["hostfwd=tcp:127.0.0.1:40001-:22", "hostfwd=tcp:127.0.0.1:41001-:9100"]),
+    ({}, ["hostfwd=tcp:127.0.0.1:40001-:22"]),  # a run recorded before the node_exporter forward
+])
+def test_qemu_forwards_ssh_and_node_exporter(node: dict, forwards: list) -> None:
+    node = dict({"index": 1, "name": "vm1", "tag": "t", "ssh_port": 40001, "console": "c", "qmp": "q",
+                 "overlay": "o"}, **node)
+    argv = vmrun.qemu_argv(node, Path("/img"), [], None)
+    netdev = argv[argv.index("-netdev") + 1]
+    assert netdev.split(",")[3:] == forwards
+
+
+def test_new_state_gives_every_vm_its_own_ports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vmrun, "run_dir", lambda run: tmp_path)
+    state = vmrun.new_state("t", 4, tmp_path, "tcg")
+    ports = [n[k] for n in state["nodes"] for k in ("ssh_port", "metrics_port")]
+    assert len(set(ports)) == 8 and all(1024 < p < 65536 for p in ports)
+    group = yaml.safe_load(vmrun.inventory_text(state))["all"]["children"]["rdma_nodes"]
+    assert [group["hosts"]["vm%d" % k]["lab_metrics_port"] for k in range(1, 5)] == \
+        [n["metrics_port"] for n in state["nodes"]]
