@@ -9,13 +9,12 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import tempfile
 from typing import Any, Dict
 
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.hpcnet.rdma.plugins.modules.bench_run import ARGUMENT_SPEC
-from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchrun
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchrun, _findings_report
 
 
 def now() -> str:
@@ -24,30 +23,12 @@ def now() -> str:
 
 def check_dir(path: str) -> str:
     """Create the results directory and prove a file can be written there; the problem, else ''."""
-    try:
-        os.makedirs(path, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".rdma-bench-", dir=path)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as e:
-        return "rdma_bench_results_dir: cannot write runs to %s: %s" % (path, e.strerror or e)
-    return ""
+    return _findings_report.writable_dir(path, "rdma_bench_results_dir", "runs")
 
 
 def write_run(path: str, run: Dict[str, Any]) -> str:
-    target = os.path.join(path, run["run_id"] + ".json")
-    fd, tmp = tempfile.mkstemp(prefix=".rdma-bench-", dir=path)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(run, f, indent=1, sort_keys=True)
-            f.write("\n")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return target
+    return _findings_report.write_text(os.path.join(path, run["run_id"] + ".json"),
+                                       json.dumps(run, indent=1, sort_keys=True) + "\n")
 
 
 class ActionModule(ActionBase):

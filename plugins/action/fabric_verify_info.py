@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import tempfile
 from typing import Any, Dict, List, Optional
 
 from ansible.plugins.action import ActionBase
@@ -25,34 +24,14 @@ def check_report_dir(path: Optional[str]) -> Optional[str]:
     """Create the report directory and prove a file can be written there; the problem, else None."""
     if not path:
         return None
-    try:
-        os.makedirs(path, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".rdma-verify-", dir=path)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as e:
-        return "rdma_verify_report_dir: cannot write reports to %s: %s" % (path, e.strerror or e)
-    return None
+    return _findings_report.writable_dir(path, "rdma_verify_report_dir", "reports") or None
 
 
 def write_reports(path: str, report: Dict[str, Any], formats: List[str]) -> Dict[str, str]:
     render = {"json": _findings_report.to_json, "markdown": _findings_report.to_markdown,
               "html": _findings_report.to_html}
-    written = {}
-    for fmt in formats:
-        target = os.path.join(path, _findings_report.NAMES[fmt])
-        fd, tmp = tempfile.mkstemp(prefix=".rdma-verify-", dir=path)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(render[fmt](report))
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, target)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        written[fmt] = target
-    return written
+    return dict((fmt, _findings_report.write_text(os.path.join(path, _findings_report.NAMES[fmt]), render[fmt](report)))
+                for fmt in formats)
 
 
 class ActionModule(ActionBase):

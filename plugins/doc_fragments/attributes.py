@@ -41,3 +41,21 @@ attributes:
     support: N/A
     platforms: linux
 """
+
+    # Actions that run on the controller and change no node (hpcnet.rdma.attributes.controller);
+    # a module adds what its check mode does as check_mode's details.
+    CONTROLLER = r"""
+options: {}
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: none
+    details: This action does not modify any node.
+  platform:
+    description: Target OS/families that can be operated against.
+    support: N/A
+    platforms: linux
+"""

@@ -39,19 +39,11 @@ options:
     default: true
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
     details: Reads the runs and returns the table; writes no file.
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: none
-    details: This action does not modify any node.
-  platform:
-    description: Target OS/families that can be operated against.
-    support: N/A
-    platforms: linux
 seealso:
   - module: hpcnet.rdma.bench_run
+extends_documentation_fragment:
+  - hpcnet.rdma.attributes.controller
 """
 
 EXAMPLES = r"""

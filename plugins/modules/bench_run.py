@@ -75,21 +75,13 @@ options:
     default: rdma-bench-results
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
     details: An action plugin that touches no node; in check mode O(stage=store) writes no file.
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: none
-    details: This action does not modify any node.
-  platform:
-    description: Target OS/families that can be operated against.
-    support: N/A
-    platforms: linux
 seealso:
   - module: hpcnet.rdma.bench_server
   - module: hpcnet.rdma.bench_report
   - module: hpcnet.rdma.verify_info
+extends_documentation_fragment:
+  - hpcnet.rdma.attributes.controller
 """
 
 EXAMPLES = r"""

@@ -74,16 +74,11 @@ options:
     default: false
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
     details: Reports which servers would start or stop; starts and signals nothing.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
-  platform:
-    description: Target OS/families that can be operated against.
-    support: N/A
-    platforms: linux
+extends_documentation_fragment:
+  - hpcnet.rdma.attributes
 """
 
 EXAMPLES = r"""

@@ -95,23 +95,15 @@ options:
     default: [json, markdown, html]
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
     details: An action plugin that touches no node; the reports are written on the controller in check mode too.
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: none
-    details: This action does not modify any node.
-  platform:
-    description: Target OS/families that can be operated against.
-    support: N/A
-    platforms: linux
 notes:
   - The JSON report's schema (C(hpcnet.rdma.rdma_verify/1)) and every finding id are documented in docs/verify.md.
 seealso:
   - module: hpcnet.rdma.verify_info
   - module: hpcnet.rdma.tuning_state
   - module: hpcnet.rdma.fabric_info
+extends_documentation_fragment:
+  - hpcnet.rdma.attributes.controller
 """
 
 EXAMPLES = r"""

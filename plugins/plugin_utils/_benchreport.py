@@ -18,10 +18,9 @@ import argparse
 import html
 import os
 import sys
-import tempfile
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchrun, _benchstats
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchrun, _benchstats, _findings_report
 
 # test -> the metrics compared: (key in the result, column title, unit, higher is better)
 METRICS: Dict[str, List[Tuple[str, str, str, bool]]] = {
@@ -235,20 +234,6 @@ def plot_bandwidth(runs: Sequence[Dict[str, Any]], names: Sequence[str], test: s
     return path
 
 
-def _write(path: str, text: str) -> None:
-    d = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".bench-report-", dir=d)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def report(paths: Sequence[str], out_dir: str, plots: bool = True) -> Dict[str, Any]:
     """Load the runs (NotARun names a file that is not one), write the tables and plots; what was written."""
     runs = [_benchrun.load_run(p) for p in paths]
@@ -267,7 +252,7 @@ def report(paths: Sequence[str], out_dir: str, plots: bool = True) -> Dict[str, 
                 pngs[test] = made
     for fmt, render in (("markdown", to_markdown), ("html", to_html)):
         written[fmt] = os.path.join(out_dir, NAMES[fmt])
-        _write(written[fmt], render(table, pngs))
+        _findings_report.write_text(written[fmt], render(table, pngs))
     return {"table": table, "files": written, "plots": pngs}
 
 

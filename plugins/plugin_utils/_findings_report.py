@@ -10,12 +10,41 @@ from __future__ import annotations
 
 import html
 import json
+import os
+import tempfile
 from collections import OrderedDict
 from typing import Any, Dict, List
 
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings
 
 SCHEMA = "hpcnet.rdma.verify/1"
+def writable_dir(path: str, field: str, what: str) -> str:
+    """Create the directory and prove a file can be written there: the problem (naming ``field``), else ''."""
+    try:
+        os.makedirs(path, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".hpcnet-rdma-", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        return "%s: cannot write %s to %s: %s" % (field, what, path, e.strerror or e)
+    return ""
+
+
+def write_text(path: str, text: str) -> str:
+    """Write ``path`` (mode 0644) through a temp file beside it and a rename: a reader never sees half a file."""
+    fd, tmp = tempfile.mkstemp(prefix=".hpcnet-rdma-", dir=os.path.dirname(path) or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
 NAMES = {"json": "rdma-verify.json", "markdown": "rdma-verify.md", "html": "rdma-verify.html"}
 REPORT_KEYS = ("schema", "generated_at", "hosts", "families", "fail_on", "gate", "findings")
 FINDING_KEYS = ("id", "family", "severity", "nodes", "title", "evidence", "fix")

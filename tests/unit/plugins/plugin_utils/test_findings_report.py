@@ -83,7 +83,7 @@ def test_report_dir_check(tmp_path, make, ok):
     problem = fabric_verify_info.check_report_dir(path)
     if ok:
         assert problem is None and os.path.isdir(path)
-        assert not [n for n in os.listdir(path) if n.startswith(".rdma-verify-")]   # the probe file is gone
+        assert not [n for n in os.listdir(path) if n.startswith(".hpcnet-rdma-")]   # the probe file is gone
     elif os.geteuid() != 0 or "file" in path:   # root may write into a 0555 directory
         assert problem.startswith("rdma_verify_report_dir: cannot write reports to %s: " % path)
 
