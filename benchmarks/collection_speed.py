@@ -182,7 +182,7 @@ def report(table: Dict[int, Dict[str, Any]]) -> str:
 
 
 def main(argv: List[str] = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     p.add_argument("--nodes", default="2", help="node counts, comma-separated (2..16)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--profile", default="mpi")

@@ -219,9 +219,9 @@ def plot_bandwidth(runs: Sequence[Dict[str, Any]], names: Sequence[str], test: s
     width = 0.8 / len(runs)
     for i, (name, row) in enumerate(zip(names, values)):
         xs = [j + i * width for j in range(len(pairs))]
-        bars = ax.bar(xs, [v or 0 for v in row], width=width, label=name)
-        for bar, v in zip(bars, row):
-            ax.annotate("-" if v is None else "%.2f" % v, (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+        rects = ax.bar(xs, [v or 0 for v in row], width=width, label=name)
+        for rect, v in zip(rects, row):
+            ax.annotate("-" if v is None else "%.2f" % v, (rect.get_x() + rect.get_width() / 2, rect.get_height()),
                         ha="center", va="bottom", fontsize=8)
     ax.set_xticks([j + width * (len(runs) - 1) / 2 for j in range(len(pairs))])
     ax.set_xticklabels(pairs)

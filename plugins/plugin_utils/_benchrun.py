@@ -172,9 +172,9 @@ def plan(nodes: Dict[str, Dict[str, Any]], hosts: List[str], opts: Dict[str, Any
     for h in hosts:
         missing = tools_missing((nodes.get(h) or {}).get("which"), tools)
         if missing:
+            packages = sorted(set(PACKAGE[t] for t in opts["tests"] if TOOL[t] in missing))
             problems.append("%s: %s not installed (packages %s; or let the role install them: rdma_bench_install: true)"
-                            % (h, ", ".join(missing), ", ".join(sorted(set(PACKAGE[t] for t in opts["tests"]
-                                                                            if TOOL[t] in missing)))))
+                            % (h, ", ".join(missing), ", ".join(packages)))
     usable = [h for h in hosts if not facts[h]["problems"]]
     if len(hosts) < 2:
         problems.append("only %s in the play: a benchmark needs at least two hosts (rdma_hosts)" % ", ".join(hosts))
@@ -311,8 +311,8 @@ def check_run(data: Any, source: str) -> Dict[str, Any]:
                       "playbooks/bench_rdma.yml)" % (source, SCHEMA))
     for key, kind in (("run_id", str), ("results", dict), ("pairs", list), ("nodes", dict)):
         if not isinstance(data.get(key), kind):
-            raise NotARun("%s: a stored run needs %r (%s); it has %r" % (source, key, kind.__name__,
-                                                                        type(data.get(key)).__name__))
+            raise NotARun("%s: a stored run needs %r (%s); it has %r"
+                          % (source, key, kind.__name__, type(data.get(key)).__name__))
     return data
 
 

@@ -222,4 +222,3 @@ def ratio(before: Optional[float], after: Optional[float]) -> Optional[float]:
     if before in (None, 0) or after is None:
         return None
     return round(after / before, 3)
-

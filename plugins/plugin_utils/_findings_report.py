@@ -18,6 +18,8 @@ from typing import Any, Dict, List
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings
 
 SCHEMA = "hpcnet.rdma.verify/1"
+
+
 def writable_dir(path: str, field: str, what: str) -> str:
     """Create the directory and prove a file can be written there: the problem (naming ``field``), else ''."""
     try:
