@@ -79,7 +79,6 @@ class ActionModule(ActionBase):
             result["changed"] = True
         rows = ["%-12s %-24s %s" % r for r in _benchrun.summary_rows(run)]
         stored = ", stored in %s" % path if path else ""
-        result.update(run=run, path=path, rows=rows,
-                      msg="benchmark run %s: %d pair(s), %d error(s)%s" % (run_id, len(run["pairs"]), len(run["errors"]),
-                                                                         stored))
+        msg = "benchmark run %s: %d pair(s), %d error(s)%s" % (run_id, len(run["pairs"]), len(run["errors"]), stored)
+        result.update(run=run, path=path, rows=rows, msg=msg)
         return result

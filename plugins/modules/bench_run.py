@@ -15,7 +15,7 @@ description:
   - An action plugin; it runs on the controller only and touches no node. The role C(hpcnet.rdma.rdma_bench)
     (playbook C(hpcnet.rdma.bench_rdma)) calls it with C(run_once).
   - O(stage=validate) checks O(options) and that O(results_dir) can be written, before any node is touched.
-  - O(stage=plan) pairs the hosts (the C(pairing) key of O(options): C(ring) or C(pairs), the pairing the verify path-MTU probes use)
+  - O(stage=plan) pairs the hosts (the C(pairing) key of O(options), C(ring) or C(pairs), the pairing the verify path-MTU probes use)
     and plans, per test, each server on the server's data address and each client, with their argv and ports.
     Every problem found - a node whose facts could not be read, one without a data address, without an RDMA
     device on its data interface (when a perftest test is asked for), a tool not installed - fails the task with
