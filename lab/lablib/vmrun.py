@@ -111,7 +111,8 @@ def qemu_argv(node: dict, image: Path, accel: list[str], peer_listens: bool | No
             "-drive", f"file={node['overlay']},if=virtio,format=qcow2,discard=unmap",
             "-object", "rng-random,id=rng0,filename=/dev/urandom", "-device", "virtio-rng-pci,rng=rng0",
             "-netdev", f"user,id=mgmt,restrict=on,hostfwd=tcp:127.0.0.1:{node['ssh_port']}-:22"
-            + (f",hostfwd=tcp:127.0.0.1:{node['metrics_port']}-:{NODE_EXPORTER_PORT}" if node.get("metrics_port") else ""),
+            + (f",hostfwd=tcp:127.0.0.1:{node['metrics_port']}-:{NODE_EXPORTER_PORT}"
+               if node.get("metrics_port") else ""),
             "-device", f"virtio-net-pci,netdev=mgmt,mac={mgmt_mac(k)}"]
     if peer_listens is not None:
         mode = "connect" if peer_listens else "listen"
@@ -182,7 +183,8 @@ def new_state(run: str, count: int, image: Path, accel_why: str, disk: Path | No
         peer = peer_of(k, count)
         state["nodes"].append({
             "name": name, "index": k, "tag": f"{MARKER}-{run}-{name}", "pid": None,
-            "ssh_port": free_port(), "metrics_port": free_port(), "data_port": None, "peer": f"vm{peer}" if peer else None,
+            "ssh_port": free_port(), "metrics_port": free_port(), "data_port": None,
+            "peer": f"vm{peer}" if peer else None,
             "data0": data_address(k) if peer else None,
             "peer_address": data_address(peer).split("/", maxsplit=1)[0] if peer else None,
             "mgmt_mac": mgmt_mac(k), "data_mac": data_mac(k) if peer else None,
