@@ -204,7 +204,14 @@ def rdma_core_version(host: Host, globber: Callable[[str], List[str]] = glob.glo
 
 
 def gather(host: Host, params: Dict[str, Any], sleep: Callable[[float], None] = time.sleep,
-           globber: Callable[[str], List[str]] = glob.glob) -> Dict[str, Any]:
+           globber: Callable[[str], List[str]] = glob.glob,
+           during: Optional[Callable[[List[str]], Dict[str, Any]]] = None) -> Dict[str, Any]:
+    """The node's facts; ``during(data_interfaces)`` (verify_info's drift and QoS parts) runs between
+    the two counter samples, inside the interval, and what it returns is added to the facts.
+
+    The second sample waits for what is left of ``interval`` after ``during``: reading the journal,
+    the live values and the QoS tools sends nothing on the data path, so the counters still grow
+    only with the node's own traffic, and the delta's ``interval`` is the time actually measured."""
     ethtool = params["ethtool"] and host.which("ethtool") is not None
     wanted = [n for n in params["interfaces"] if host.exists("/sys/class/net/" + n)]
     missing = [n for n in params["interfaces"] if n not in wanted]
@@ -217,8 +224,10 @@ def gather(host: Host, params: Dict[str, Any], sleep: Callable[[float], None] = 
         facts["netdevs"].update((n, _fabric.netdev(host, n, interrupts, ethtool)) for n in extra)
     first = {"netdevs": dict((n, facts["netdevs"][n]) for n in facts["netdevs"]), "host": facts["host"]}
     started = time.time()
-    if params["interval"] > 0:
-        sleep(params["interval"])
+    parts = during(data) if during is not None else {}
+    left = params["interval"] - (time.time() - started)
+    if left > 0:
+        sleep(left)
     second = _counters(host, sorted(first["netdevs"]), ethtool)
     delta = sample_delta(first, second, round(max(params["interval"], time.time() - started), 3))
 
@@ -245,7 +254,7 @@ def gather(host: Host, params: Dict[str, Any], sleep: Callable[[float], None] = 
                      "value": parse_conf_value(text, key) if text is not None else None}
     installed = _irqplan.irqbalance_installed(host)
     defaults = host.read(_irqplan.read_env_file(host)) or ""
-    return {
+    out = {
         "fabric": facts,
         "data_interfaces": data,
         "missing_interfaces": missing,
@@ -264,3 +273,5 @@ def gather(host: Host, params: Dict[str, Any], sleep: Callable[[float], None] = 
         "apps": apps,
         "profile": _read_json(host, params["profile_file"]),
     }
+    out.update(parts)
+    return out

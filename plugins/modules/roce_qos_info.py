@@ -88,7 +88,7 @@ unsupported:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _link, _qos, _spec
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _qosinfo, _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 
 ARGUMENT_SPEC = dict(
@@ -102,39 +102,10 @@ ARGUMENT_SPEC = dict(
 def run(module, host: Host) -> dict:
     params = module.params
     try:
-        links = _link.observe(host)
-        chosen = _link.select(params["interfaces"], links)
-        ports = _qos.observe_rdma(host, sorted(chosen), params["roce_mode"])
-        interfaces, findings, unsupported = {}, [], []
-        for ifname in sorted(chosen):
-            driver = links[ifname].get("driver")
-            obs = _qos.observe_nic(host, ifname, _qos.choose_backend(host, params["backend"], driver))
-            obs["driver"] = driver
-            mine = [p for p in ports if p["netdev"] == ifname]
-            info = {"driver": driver, "backend": obs["backend"], "dcb": obs["supported"], "reason": obs["reason"]}
-            interfaces[ifname] = info
-            if not obs["supported"]:
-                unsupported.append({"interface": ifname, "feature": "dcb", "reason": obs["reason"]})
-                findings.extend(_qos.check_mtu(ifname, links[ifname]["mtu"], mine, None))
-                continue
-            ecn = _qos.observe_ecn(host, ifname)
-            info.update(trust=obs["trust"], trust_control=obs["trust_control"], pfc=obs["pfc"],
-                        dscp_map=_qos._flat(obs["dscp"]), ecn=ecn)
-            tos = params["tos"]
-            if tos is None:
-                set_tos = [p["tos"] for p in mine if p.get("tos") is not None]
-                tos = set_tos[0] if set_tos else 106
-            current = _qos.validate({"tos": tos, "trust": None, "pfc": None, "dscp_map": {},
-                                     "roce_mode": params["roce_mode"]})
-            try:
-                final = _qos.check(ifname, obs, current, ecn, mine, links[ifname]["mtu"], [])
-                info.update(priority=final["priority"], cnp=final["cnp"])
-            except _qos.Incoherent as e:
-                findings.extend(e.errors)
+        out = _qosinfo.read(host, params["interfaces"], params["tos"], params["roce_mode"], params["backend"])
     except (HostError, ValueError) as e:
         module.fail_json(msg=str(e))
-    return {"changed": False, "interfaces": interfaces, "rdma_ports": ports, "findings": findings,
-            "unsupported": unsupported}
+    return dict(changed=False, **out)
 
 
 def main() -> None:

@@ -162,95 +162,14 @@ msg:
   type: str
 """
 
-import base64
-import hashlib
-from typing import Any, Dict, Optional
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _engine, _registry, _spec
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _engine, _registry, _spec, _status
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
-
-def _shown(key: str, value: Any) -> Any:
-    """A value as status shows it: a file state as its size, digest, mode and owner, not its bytes."""
-    if not key.startswith("file:") or not isinstance(value, dict):
-        return value
-    shown = dict((k, v) for k, v in value.items() if k not in ("content", "encoding"))
-    if "content" in value:
-        data = base64.b64decode(value["content"]) if value.get("encoding") == "base64" else value["content"].encode()
-        shown.update(size=len(data), sha256=hashlib.sha256(data).hexdigest())
-    return shown
-
-
-def _applied(journal: _engine.Journal) -> Dict[str, Dict[str, Any]]:
-    """Each journaled key's newest change: the value the collection last set, and when."""
-    applied = {}
-    for g in journal.generations():
-        for c in g["changes"]:
-            applied[c["key"]] = {"value": c["after"], "generation": g["id"], "time": g.get("time")}
-    return applied
-
-
-def _profile(host: Host, path: str, applied: Dict[str, Dict[str, Any]]) -> Optional[Dict[str, Any]]:
-    """The profile record the tuning role wrote (name, digest, chain), with when it was applied."""
-    try:
-        record = host.read_json(path)
-    except HostError as e:
-        return {"file": path, "error": str(e)}
-    if record is None:
-        return None
-    if not isinstance(record, dict):
-        return {"file": path, "error": "not a JSON object"}
-    out = dict((k, record[k]) for k in ("name", "digest", "chain", "description") if k in record)
-    out["file"] = path
-    entry = applied.get("file:" + path)
-    out["applied_at"] = entry["time"] if entry else None
-    out["generation"] = entry["generation"] if entry else None
-    return out
-
-
-def _status(host: Host, journal: _engine.Journal, profile_file: Optional[str] = None) -> dict:
-    tuned = {}
-    drift = []
-    domains = _engine.Domains(*_registry.ALL)   # any key any module wrote
-    applied = _applied(journal)
-    for key, original in journal.originals().items():
-        try:
-            current = domains.read_value(host, key)
-        except HostError as e:
-            tuned[key] = {"original": original, "error": str(e)}
-            drift.append({"key": key, "applied": _shown(key, applied[key]["value"]) if key in applied else None,
-                          "error": str(e)})
-            continue
-        tuned[key] = {"original": original, "current": current}
-        if key in applied and not domains.same(key, current, applied[key]["value"]):
-            drift.append({"key": key, "applied": _shown(key, applied[key]["value"]), "current": _shown(key, current),
-                          "since_generation": applied[key]["generation"]})
-    gens = []
-    for g in journal.generations():
-        gen = {"id": g["id"], "module": g.get("module"), "status": g.get("status"), "time": g.get("time"),
-               "keys": [c["key"] for c in g["changes"]]}
-        for field in ("reconciled", "run", "scope"):
-            if g.get(field):
-                gen[field] = g[field]
-        gens.append(gen)
-    interrupted = [{"id": g["id"], "module": g.get("module"), "time": g.get("time")} for g in journal.interrupted()]
-    out = {"generations": gens, "tuned": tuned, "interrupted": interrupted, "drift": drift}
-    if profile_file:
-        out["profile"] = _profile(host, profile_file, applied)
-    return out
-
-
-def _interrupted_msg(interrupted: list) -> str:
-    return "; ".join("generation %d (%s, %s) was interrupted before it committed (its run was killed); the next "
-                     "run that takes the journal lock reconciles it" % (g["id"], g["module"], g["time"])
-                     for g in interrupted)
-
-
 # Where the hpcnet.rdma.tuning role records the applied profile (a journaled file like any other).
-PROFILE_FILE = "/etc/hpcnet-rdma/profile.json"
+PROFILE_FILE = _status.PROFILE_FILE
 
 ARGUMENT_SPEC = _spec.argument_spec(dict(
     action=dict(type="str", choices=["status", "rollback"], default="status"),
@@ -261,15 +180,13 @@ ARGUMENT_SPEC = _spec.argument_spec(dict(
 
 
 def status(module, host: Host) -> dict:
-    journal = _engine.Journal(host, module.params["journal_dir"])
     try:
-        journal.load()
+        state = _status.read(host, module.params["journal_dir"], module.params["profile_file"])
     except _engine.JournalError as e:
         module.fail_json(msg=str(e))
-    out = dict(changed=False, changes=[], previous={}, current={},
-               **_status(host, journal, module.params["profile_file"]))
+    out = dict(changed=False, changes=[], previous={}, current={}, **state)
     if out["interrupted"]:
-        out["msg"] = _interrupted_msg(out["interrupted"])
+        out["msg"] = _status.interrupted_msg(out["interrupted"])
         module.warn(out["msg"])
     return out
 
@@ -283,7 +200,7 @@ def rollback(module, host: Host) -> dict:
     seen = {}
 
     def build():
-        extra.update(_status(host, journal))
+        extra.update(_status.status(host, journal))
         extra.pop("drift")
         extra["unrestorable"] = []
         if params["scope"] == "all":

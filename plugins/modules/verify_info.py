@@ -19,11 +19,19 @@ description:
     interfaces and their IPv4 addresses, the kernel release, the rdma-core version, each queue IRQ's
     affinity, irqbalance, coalescing, the NCCL and UCX traffic class, the memlock limit of the RDMA group,
     the modes of the C(/dev/infiniband) nodes and the profile recorded by the C(hpcnet.rdma.tuning) role.
-  - The role C(hpcnet.rdma.rdma_verify) runs it on every node and compares the nodes with
+  - With O(drift) it also returns RV(state), what M(hpcnet.rdma.tuning_state) C(action=status)
+    returns (the drift, the recorded profile, the interrupted generations), and with O(qos) RV(qos), what
+    M(hpcnet.rdma.roce_qos_info) returns for the data interfaces - read by the same code as those modules, while
+    the counters are being sampled (inside O(interval)), so one module call reads all a verify needs of a node.
+  - A drift or QoS part that cannot be read does not fail the module; its result is C(failed=true) with the C(msg)
+    why (the role reports it as a finding, C(drift.unavailable) for the drift).
+  - The role C(hpcnet.rdma.rdma_verify) runs it once on every node and compares the nodes with
     M(hpcnet.rdma.fabric_verify_info) on the controller. Changes nothing.
 requirements:
   - Linux with sysfs and procfs on the node; C(ethtool) and iproute2 (C(ip)) for netdev counters.
   - Optional, used when installed - rdma-core's C(ibv_devinfo), iproute2's C(rdma), C(ibstat).
+  - With O(qos) - iproute2's C(dcb) or NVIDIA C(mlnx_qos) (a NIC without DCB is reported, not an error).
+  - With O(drift) - the tools of the keys the journal records (as M(hpcnet.rdma.tuning_state) C(action=status)).
 options:
   interfaces:
     description:
@@ -67,6 +75,25 @@ options:
     description: The group whose memlock limit (limits.conf, limits.d) is reported.
     type: str
     default: rdma
+  drift:
+    description:
+      - Also read the journal of the node's tuning and the live value of every key it records, and return
+        RV(state) - the drift from the recorded profile, the profile and the interrupted generations.
+    type: bool
+    default: true
+  journal_dir:
+    description:
+      - With O(drift), the directory of the on-node journal (as M(hpcnet.rdma.tuning_state)); it is read
+        with the same trust checks, never created or written. A journal that fails them is reported in
+        RV(state), not a module failure.
+    type: path
+    default: /var/lib/hpcnet-rdma
+  qos:
+    description:
+      - Also read the RoCE QoS of the data interfaces (PFC, trust, DSCP map, ECN, RDMA CM ToS and mode) and
+        return RV(qos). Skipped when the node has no data interface.
+    type: bool
+    default: true
 extends_documentation_fragment:
   - hpcnet.rdma.attributes.info
 """
@@ -81,6 +108,21 @@ EXAMPLES = r"""
 - name: What grew on data0
   ansible.builtin.debug:
     var: sample.delta.netdevs.data0
+
+- name: Facts, counters and QoS only - no drift (the journal is not read)
+  hpcnet.rdma.verify_info:
+    interfaces: [data0]
+    drift: false
+  register: without_drift
+
+- name: Everything a verify reads, with the journal of a non-default directory
+  hpcnet.rdma.verify_info:
+    journal_dir: /srv/hpcnet-rdma
+  register: sample_with_drift
+
+- name: Keys that drifted from the recorded profile
+  ansible.builtin.debug:
+    msg: "{{ sample_with_drift.state.drift | default([]) | map(attribute='key') | list }}"
 """
 
 RETURN = r"""
@@ -159,35 +201,97 @@ profile:
   description: The recorded profile (its JSON), null when none is recorded, C({file, error}) when unreadable.
   returned: always
   type: dict
+state:
+  description:
+    - What M(hpcnet.rdma.tuning_state) C(action=status) returns without C(changed)
+      (C(generations), C(tuned), C(interrupted), C(drift), C(profile) and C(msg) naming the interrupted generations).
+    - C(failed=true) and C(msg) instead when the journal could not be read (untrusted or corrupt, C(msg) says which).
+  returned: when O(drift)
+  type: dict
+  sample: {"drift": [{"key": "sysctl:net.core.rmem_max", "applied": "268435456", "current": "212992",
+           "since_generation": 3}], "interrupted": [], "profile": {"name": "mpi", "digest": "sha256:6c1f..."},
+           "generations": [], "tuned": {}}
+qos:
+  description:
+    - What M(hpcnet.rdma.roce_qos_info) returns without C(changed) for the RV(data_interfaces)
+      (C(interfaces), C(rdma_ports), C(findings), C(unsupported)).
+    - C(failed=true) and C(msg) instead when it could not be read (a tool failed, C(msg) says which).
+  returned: when O(qos) and the node has a data interface
+  type: dict
+  sample: {"interfaces": {"data0": {"driver": "virtio_net", "backend": "dcb", "dcb": false,
+           "reason": "Operation not supported"}}, "rdma_ports": [{"device": "rxe0", "port": 1, "netdev": "data0",
+           "active_mtu": 1024, "tos": 106, "mode": "RoCE v2"}], "findings": [],
+           "unsupported": [{"interface": "data0", "feature": "dcb", "reason": "Operation not supported"}]}
 """
+
+from typing import Any, Callable, Dict, List
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _fabric, _findings_node
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _fabric, _findings_node, _qosinfo, _spec, _status
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils._journal import JournalError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
 
-ARGUMENT_SPEC = dict(
+ARGUMENT_SPEC = _spec.argument_spec(dict(
     interfaces=dict(type="list", elements="str", default=[]),
     fallback_interfaces=dict(type="list", elements="str", default=[]),
     interval=dict(type="float", default=2.0),
     tools=dict(type="list", elements="str", choices=list(_fabric.TOOLS), default=["ibv_devinfo", "rdma"]),
     ethtool=dict(type="bool", default=True),
-    profile_file=dict(type="path", default="/etc/hpcnet-rdma/profile.json"),
+    profile_file=dict(type="path", default=_status.PROFILE_FILE),
     nccl_conf=dict(type="path", default="/etc/nccl.conf"),
     ucx_conf=dict(type="path", default="/etc/ucx/ucx.conf"),
     memlock_group=dict(type="str", default="rdma"),
-)
+    drift=dict(type="bool", default=True),
+    qos=dict(type="bool", default=True),
+), _spec.JOURNAL_DIR)
+
+# What a part may raise that the node explains (the message says it all); anything else is a bug
+# and its type is named too.  Either way the part is reported, the rest of the facts are not lost.
+EXPECTED = (HostError, JournalError, ParseError, ValueError)
+
+
+def part(read: Callable[[], Dict[str, Any]]) -> Dict[str, Any]:
+    """``read()``, or ``{failed: true, msg}`` when it raises: one failed part never fails the facts."""
+    try:
+        return read()
+    except EXPECTED as e:
+        return {"failed": True, "msg": str(e)}
+    except Exception as e:  # noqa: BLE001 - reported as the part's failure, like a failed task was
+        return {"failed": True, "msg": "%s: %s" % (type(e).__name__, e)}
+
+
+def parts(host: Host, params: Dict[str, Any], data: List[str]) -> Dict[str, Any]:
+    """The drift (tuning_state status) and QoS (roce_qos_info on ``data``) parts the params ask for."""
+    out: Dict[str, Any] = {}
+    if params["drift"]:
+        out["state"] = part(lambda: _status.read(host, params["journal_dir"], params["profile_file"]))
+        if out["state"].get("interrupted"):
+            out["state"]["msg"] = _status.interrupted_msg(out["state"]["interrupted"])
+    if params["qos"] and data:
+        out["qos"] = part(lambda: _qosinfo.read(host, [{"name": n} for n in data]))
+    return out
 
 
 def run(module, host: Host) -> dict:
     params = module.params
     if not 0 <= params["interval"] <= 60:
         module.fail_json(msg="interval: %r is outside 0..60 seconds" % params["interval"])
+    done: Dict[str, Any] = {}
+
+    def during(data: List[str]) -> Dict[str, Any]:
+        done.update(parts(host, params, data))
+        return done
+
     try:
-        facts = _findings_node.gather(host, params)
+        facts = _findings_node.gather(host, params, during=during)
     except (ValueError, HostError, ParseError) as e:
-        module.fail_json(msg=str(e))
+        if not done:   # the facts failed before the parts ran: the drift needs no data interface
+            done.update(parts(host, params, []))
+        module.fail_json(msg=str(e), **done)
+    if (facts.get("state") or {}).get("msg"):
+        module.warn(facts["state"]["msg"])
     return dict(changed=False, **facts)
 
 
