@@ -7,8 +7,10 @@
 Input is one dict per host (``nodes``), each with what the role ``hpcnet.rdma.rdma_verify`` registered:
 
 - ``info``   the result of ``hpcnet.rdma.verify_info`` (``fabric`` = fabric_info's facts, ``delta``, ...)
-- ``state``  the result of ``hpcnet.rdma.tuning_state action=status`` (``drift``, ``profile``)
-- ``qos``    the result of ``hpcnet.rdma.roce_qos_info`` on the data interfaces
+- ``state``  ``verify_info``'s ``state``: what ``hpcnet.rdma.tuning_state action=status`` returns
+  (``drift``, ``profile``; the same code, module_utils/_status.py)
+- ``qos``    ``verify_info``'s ``qos``: what ``hpcnet.rdma.roce_qos_info`` returns for the data
+  interfaces (the same code, module_utils/_qosinfo.py)
 - ``ping``   the result of the path MTU ping (``rc``, ``stdout``, ``stderr``) and its ``probe``
 - ``interfaces``  the node's ``rdma_interfaces`` (per-interface coalescing overrides)
 
