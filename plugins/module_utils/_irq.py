@@ -23,6 +23,10 @@ from typing import Any, Dict, List, Optional
 
 INTERRUPTS = "/proc/interrupts"
 ONLINE = "/sys/devices/system/cpu/online"
+# The IRQ names the boot applier pinned at this boot, for irqbalance's policy script: an image baked
+# with no NIC present has no names in its persistent ban list, so the boot adds them here (tmpfs:
+# gone at the next boot, nothing to roll back).
+RUN_BANNED = "/run/hpcnet-rdma/irqbalance-banned"
 POLICIES = ("spread-local", "single", "explicit", "hint")
 # Queue interrupts (data path) of common drivers; config/async/control vectors are left alone.
 _QUEUE_RE = re.compile(r"(comp\d+|TxRx-\d+|-(?:input|output)\.\d+$|-(?:rx|tx|fp)-\d+$|-rxtx-\d+$)")
@@ -303,6 +307,12 @@ class BootHost(object):
         with open(self.p(path), "w", encoding="utf-8") as f:
             f.write(value)
 
+    def write_run(self, path: str, text: str) -> None:
+        import os
+        os.makedirs(os.path.dirname(self.p(path)), exist_ok=True)
+        with open(self.p(path), "w", encoding="utf-8") as f:
+            f.write(text)
+
 
 def hints_of(host: Any, nic: Dict[str, Any]) -> Dict[str, str]:
     return dict((i["name"], (host.read("/proc/irq/%d/affinity_hint" % i["irq"]) or "0").strip())
@@ -330,6 +340,7 @@ def main(argv: List[str], root: str = "/") -> int:
     with open(host.p(argv[1]), encoding="utf-8") as f:
         entries = json.load(f)["interfaces"]
     rc = 0
+    pinned: List[str] = []
     for entry in entries:
         try:
             planned = plan_all(host, [entry])[entry["interface"]]
@@ -340,9 +351,15 @@ def main(argv: List[str], root: str = "/") -> int:
         for name, cpus in sorted(planned["assign"].items()):
             try:
                 write_value(host, name, cpus)
+                pinned.append(name)
                 _say("hpcnet-rdma-irq: %s -> %s" % (name, cpus))
             except Exception as e:  # report and go on: one refused IRQ must not stop the rest
                 _say("hpcnet-rdma-irq: %s: %s" % (name, e))
+    try:
+        host.write_run(RUN_BANNED, "".join(n + "\n" for n in sorted(pinned)))
+    except OSError as e:
+        _say("hpcnet-rdma-irq: %s: %s" % (RUN_BANNED, e))
+        rc = 1
     return rc
 
 

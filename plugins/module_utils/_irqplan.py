@@ -44,9 +44,10 @@ UNIT_LINK = "/etc/systemd/system/multi-user.target.wants/hpcnet-rdma-irq.service
 _POLICY_SH = """#!/bin/sh
 # Managed by hpcnet.rdma (irq_affinity): irqbalance --policyscript.  irqbalance calls it with the
 # device's sysfs path and the IRQ number; IRQs whose /proc/interrupts name is listed in
-# {banned} are pinned by hpcnet.rdma, so irqbalance must leave them alone.
+# {banned} (the names tuned here) or {run_banned} (the names the boot unit
+# pinned at this boot, e.g. in a baked image) are pinned by hpcnet.rdma: irqbalance leaves them alone.
 name=$(awk -v irq="$2:" '$1 == irq {{print $NF}}' /proc/interrupts)
-if [ -n "$name" ] && grep -qxF -- "$name" {banned} 2>/dev/null; then
+if [ -n "$name" ] && cat {banned} {run_banned} 2>/dev/null | grep -qxF -- "$name"; then
     echo ban=true
 fi
 exit 0
@@ -219,7 +220,7 @@ def plan(assignments: Dict[str, Dict[str, str]], current: Dict[str, Optional[str
     elif irqbalance == "ban":
         banned = merged_banned(files.get(BANNED_FILE), names)
         add_file(BANNED_FILE, _files.owned("".join(n + "\n" for n in banned)))
-        add_file(POLICY_SCRIPT, _files.owned(_POLICY_SH.format(banned=BANNED_FILE), "0755"))
+        add_file(POLICY_SCRIPT, _files.owned(_POLICY_SH.format(banned=BANNED_FILE, run_banned=_irq.RUN_BANNED), "0755"))
         base = files.get(env_path)
         add_file(env_path, _files.owned(irqbalance_defaults(_content(base)), base.get("mode", "0644") if base else "0644"),
                  notify=IRQBALANCE_UNIT)

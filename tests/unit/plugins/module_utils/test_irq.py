@@ -231,6 +231,15 @@ def test_boot_applier_reapplies_by_name_after_the_numbers_changed(two_numa):
     assert two_numa.read("/proc/irq/301/smp_affinity_list") == "8"
     assert two_numa.read("/proc/irq/316/smp_affinity_list") == "15"
     assert two_numa.read("/proc/irq/201/smp_affinity_list") == "0"
+    # the names it pinned at this boot, for irqbalance's policy script (a baked image has none in
+    # its persistent ban list: no NIC was present at bake time)
+    interrupts = _irq.parse_interrupts(two_numa.read("/proc/interrupts"))
+    pinned = sorted(interrupts[n]["name"] for n in range(301, 317))
+    run_banned = two_numa.read(_irq.RUN_BANNED).splitlines()
+    assert set(pinned) <= set(run_banned) and run_banned == sorted(run_banned)
+    assert set(run_banned) <= set(i["name"] for i in interrupts.values())   # every policy interface's IRQs
+    script = _irqplan._POLICY_SH.format(banned=_irqplan.BANNED_FILE, run_banned=_irq.RUN_BANNED)
+    assert "cat %s %s" % (_irqplan.BANNED_FILE, _irq.RUN_BANNED) in script
 
 
 def test_refused_irq_is_a_named_result_not_a_failure(two_numa, monkeypatch):
