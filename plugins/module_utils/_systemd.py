@@ -6,7 +6,8 @@
 
 Their output is one word (``is-enabled``, ``is-active``) or a listing searched for a name
 (``list-jobs``): the callers (``_service``, ``_rdma``, ``_rdmaplan``) read it and judge the exit
-codes themselves, so there are no parsers here.
+codes themselves, so there are no parsers here.  ``daemon-reload`` makes systemd load the unit files
+as they are on disk (after one was written or removed).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ SYSTEMCTL = Tool("systemctl", {
     "start": ["start", "{unit}"],
     "stop": ["stop", "{unit}"],
     "try_restart": ["try-restart", "{unit}"],
+    "daemon_reload": ["daemon-reload"],
     "list_jobs": ["list-jobs", "--no-legend", "--plain"],
 })
 UDEVADM = Tool("udevadm", {

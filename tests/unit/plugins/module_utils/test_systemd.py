@@ -24,6 +24,7 @@ UNIT = "irqbalance.service"
     (SYSTEMCTL, "stop", {"unit": UNIT}, ["systemctl", "stop", UNIT]),
     (SYSTEMCTL, "try_restart", {"unit": UNIT}, ["systemctl", "try-restart", UNIT]),
     (SYSTEMCTL, "list_jobs", {}, ["systemctl", "list-jobs", "--no-legend", "--plain"]),
+    (SYSTEMCTL, "daemon_reload", {}, ["systemctl", "daemon-reload"]),
     (UDEVADM, "settle", {"timeout": 20}, ["udevadm", "settle", "--timeout=20"]),
     (UDEVADM, "reload", {}, ["udevadm", "control", "--reload"]),
     (UDEVADM, "trigger_rdma_subsystems", {},

@@ -1,0 +1,70 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""plugins/module_utils/_service.py: the service domain's value as systemctl answers it, and what
+counts as the same state (a unit that is gone is every state that neither runs nor starts at boot)."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _service
+from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+
+OFF = {"active": False, "enabled": "disabled"}
+
+
+@pytest.mark.parametrize("actual, wanted, same", [
+    (OFF, OFF, True),
+    ({"active": True, "enabled": "enabled"}, OFF, False),
+    (None, None, True),
+    # not installed: not running and not started at boot
+    (None, OFF, True),
+    (None, {"active": False, "enabled": "static"}, True),
+    (None, {"active": False, "enabled": "masked"}, True),
+    (None, {"active": False, "enabled": "not-found"}, True),
+    (None, {"active": True, "enabled": "disabled"}, False),
+    (None, {"active": False, "enabled": "enabled"}, False),
+    (None, {"active": False, "enabled": "enabled-runtime"}, False),
+    # a unit that is there is never the same as "not installed"
+    (OFF, None, False),
+])
+def test_same(actual, wanted, same):
+    assert _service.same(actual, wanted) is same
+
+
+@pytest.mark.parametrize("answers, value", [
+    # (is-enabled, is-active) answers -> the value
+    ({"is-enabled": (0, "enabled\n"), "is-active": (0, "active\n")}, {"active": True, "enabled": "enabled"}),
+    ({"is-enabled": (1, "disabled\n"), "is-active": (3, "inactive\n")}, OFF),
+    ({"is-enabled": (0, "static\n"), "is-active": (0, "activating\n")}, {"active": True, "enabled": "static"}),
+    # systemd 252 over D-Bus: nothing on stdout for a unit without a file; newer ones print not-found
+    ({"is-enabled": (1, ""), "is-active": (3, "inactive\n")}, None),
+    ({"is-enabled": (4, "not-found\n"), "is-active": (4, "inactive\n")}, None),
+    # its file removed while it runs: still there to stop
+    ({"is-enabled": (1, ""), "is-active": (0, "active\n")}, {"active": True, "enabled": "not-found"}),
+])
+def test_read_value(tmp_path, answers, value):
+    os.makedirs(str(tmp_path / "run" / "systemd" / "system"))
+    calls = []
+
+    def runner(argv):
+        calls.append(argv[1:])
+        rc, out = answers[argv[1]]
+        return rc, out, ""
+
+    host = Host(root=str(tmp_path), runner=runner, bin_path=lambda name: "/usr/bin/" + name)
+    assert _service.read_value(host, "m.timer") == value
+    assert calls == [["is-enabled", "m.timer"], ["is-active", "m.timer"]]
+
+
+def test_no_systemd_reads_nothing_and_reloads_nothing(tmp_path):
+    calls = []
+    host = Host(root=str(tmp_path), runner=lambda argv: calls.append(argv) or (0, "", ""),
+                bin_path=lambda name: "/usr/bin/" + name)
+    assert _service.read_value(host, "m.timer") is None
+    _service.daemon_reload(host)
+    _service.write_value(host, "m.timer", OFF)       # not installed is already stopped and disabled
+    assert calls == []
