@@ -1,0 +1,105 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The rdma_metrics role's tasks: everything that stays on the node goes through the journal in one
+run - the package, the unit files, and the timer's enable link and start (service_state, after the
+files, so a rollback stops and disables the timer before it removes them); only the oneshot
+collection is started outside it, and it enables nothing.  Rendered by Ansible's Templar with the
+role's defaults and vars, as a play would."""
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any, Dict
+
+import pytest
+
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar
+
+import ansible_collections.hpcnet.rdma as collection
+
+try:   # ansible-core 2.19 renders only strings trusted as templates (what it loads from playbooks)
+    from ansible.template import trust_as_template
+except ImportError:   # older ansible-core trusts every string
+    def trust_as_template(value: str) -> str:
+        return value
+
+ROLE = os.path.join(list(collection.__path__)[0], "roles", "rdma_metrics")
+LOADER = DataLoader()
+MAIN = LOADER.load_from_file(os.path.join(ROLE, "tasks", "main.yml"))
+JOURNALED = ["hpcnet.rdma.rdma_packages", "hpcnet.rdma.managed_files", "hpcnet.rdma.service_state"]
+TIMER = "hpcnet-rdma-metrics.timer"
+
+
+def _trusted(value: Any) -> Any:
+    if isinstance(value, str):
+        return trust_as_template(value)
+    if isinstance(value, dict):
+        return dict((k, _trusted(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return [_trusted(v) for v in value]
+    return value
+
+
+def action(task: Dict[str, Any]) -> str:
+    return next(k for k in task if k.startswith(("hpcnet.", "ansible.")))
+
+
+def task_of(name: str) -> Dict[str, Any]:
+    return next(t for t in MAIN if action(t) == name)
+
+
+def render(value: Any, **variables: Any) -> Any:
+    env = dict(LOADER.load_from_file(os.path.join(ROLE, "defaults", "main.yml")))
+    env.update(LOADER.load_from_file(os.path.join(ROLE, "vars", "main.yml")))
+    env.update(variables)
+    return json.loads(json.dumps(Templar(loader=LOADER, variables=env).template(_trusted(value))))
+
+
+def test_order_run_id_then_package_files_timer_then_the_oneshot():
+    assert [action(t) for t in MAIN] == ["ansible.builtin.assert", "ansible.builtin.set_fact"] + JOURNALED + [
+        "ansible.builtin.systemd_service"]
+
+
+@pytest.mark.parametrize("name", JOURNALED)
+def test_every_journaled_call_shares_the_journal_and_the_run(name):
+    args = task_of(name)[name]
+    assert args["journal_dir"] == "{{ rdma_metrics_journal_dir }}"
+    assert args["journal_run"] == "{{ __rdma_metrics_run }}"
+
+
+@pytest.mark.parametrize("given, pattern", [
+    ("", r"^\d{8}T\d{6}Z-\d{6}$"),       # one per host and role run, as roles/tuning makes it
+    ("20260101T000000Z-000042", r"^20260101T000000Z-000042$"),    # an enclosing run's id
+])
+def test_the_run_id(given, pattern):
+    facts = task_of("ansible.builtin.set_fact")["ansible.builtin.set_fact"]
+    assert re.match(pattern, render(facts, rdma_metrics_journal_run=given)["__rdma_metrics_run"].strip())
+
+
+@pytest.mark.parametrize("files_changed", [True, False])
+def test_the_timer_is_enabled_and_started_through_the_journal(files_changed):
+    task = task_of("hpcnet.rdma.service_state")
+    args = render(task["hpcnet.rdma.service_state"], rdma_metrics_files={"changed": files_changed},
+                  __rdma_metrics_run="r1")
+    assert args == {"enable": [TIMER], "start": [TIMER], "daemon_reload": files_changed,
+                    "journal_dir": "/var/lib/hpcnet-rdma", "journal_run": "r1"}
+    assert task["when"] == "rdma_metrics_start | bool"
+
+
+def test_nothing_is_enabled_or_kept_running_outside_the_journal():
+    outside = [t for t in MAIN if action(t) == "ansible.builtin.systemd_service"]
+    assert len(outside) == 1
+    args = render(outside[0]["ansible.builtin.systemd_service"])
+    assert args == {"name": "hpcnet-rdma-metrics.service", "state": "started"}
+    assert "not ansible_check_mode" in outside[0]["when"]
+    # the service is a oneshot (inactive again once it ran) and has no [Install]: nothing to link
+    with open(os.path.join(ROLE, "templates", "hpcnet-rdma-metrics.service.j2"), encoding="utf-8") as f:
+        service = f.read()
+    assert "Type=oneshot" in service and "RemainAfterExit" not in service and "[Install]" not in service
+    # the timer has one, so enable makes a link that rollback's disable removes
+    with open(os.path.join(ROLE, "templates", "hpcnet-rdma-metrics.timer.j2"), encoding="utf-8") as f:
+        assert "[Install]\nWantedBy=timers.target" in f.read()
