@@ -14,6 +14,8 @@
 #   make molecule  molecule test -s S for each S in SCENARIOS (default: default profiles rdma_core)
 #   make vm-image  lab VM disk image lab/cache/vm-<recipe-hash>/ (debootstrap + host kernel modules)
 #   make molecule-vm  molecule test -s vm: two QEMU VMs, real kernel, reboots (fails without QEMU)
+#   make bench     untuned vs the mpi profile on two lab VMs: iperf3, sockperf, ib_write_bw, ib_send_lat
+#                  (benchmarks/tuning_gain.py; report in build/bench/tuning-gain/report)
 #   make vm-demo   two lab VMs + tune-rdma.yml (playbooks/tune_rdma.yml) against them; `make vm-down` stops them
 #   make test      unit, reliability, sanity, lint, molecule + summary; fails if a tier fails or runs nothing
 #   make demo      two lab nodes + tune-rdma.yml (playbooks/tune_rdma.yml) against them, showing what changed
@@ -29,7 +31,7 @@ SHELL := /bin/bash
 # `make -n` and OSPKGS=skip (your own equivalents elsewhere) skip the check.
 ospkgs_for = $(strip $(if $(filter test,$(1)),base sanity lab vm) \
 	$(if $(filter demo dockerd image molecule,$(1)),base lab) \
-	$(if $(filter vm-image molecule-vm vm-demo,$(1)),base lab vm) \
+	$(if $(filter vm-image molecule-vm vm-demo bench,$(1)),base lab vm) \
 	$(if $(filter sanity,$(1)),base sanity) \
 	$(if $(filter venv unit reliability lint,$(1)),base))
 OSPKG_GROUPS := $(sort $(call ospkgs_for,$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))))
@@ -66,7 +68,7 @@ DEMO_ARGS  ?= -e rdma_profile=mpi
 TOOLS_ENV  := PATH="$(BIN):$$PATH" ANSIBLE_COLLECTIONS_PATH="$(COLLECTIONS)"
 
 .PHONY: venv collections unit reliability sanity lint dockerd image molecule vm-image molecule-vm test demo lab-down \
-	vm-demo vm-down clean
+	vm-demo vm-down clean bench
 
 venv: $(STAMP)
 
@@ -164,6 +166,9 @@ vm-demo: venv collections vm-image
 
 vm-down:
 	$(LABCTL) vm down
+
+bench: venv collections vm-image
+	$(TOOLS_ENV) "$(BIN)/python" benchmarks/tuning_gain.py
 
 clean:
 	rm -rf "$(BUILD)" tests/output

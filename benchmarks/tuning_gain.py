@@ -1,0 +1,102 @@
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What the ``mpi`` profile buys on the lab VM pair: the same benchmarks untuned and tuned.
+
+On two lab VMs (lab/labctl.py vm up, run ``tuning-gain``) with the RDMA stack only (soft-RoCE rxe0
+on data0 through ``tune_rdma.yml --tags stack``: the RDMA tests need a device, nothing else is
+tuned), ``playbooks/bench_rdma.yml`` runs iperf3 -J, sockperf ping-pong, ib_write_bw and
+ib_send_lat between the VMs ("untuned"); then ``tune_rdma.yml -e rdma_profile=mpi`` (jumbo frames,
+buffers, rings, IRQ pinning) and the same benchmarks again ("mpi"), ``--rounds`` times interleaved
+(a rollback between rounds).  The stored runs go to build/bench/tuning-gain/, the before/after
+report (Markdown, HTML, PNG plots) from ``hpcnet.rdma`` 's bench_report to
+build/bench/tuning-gain/report/; the Markdown table is printed.  Ends with ``rollback_rdma.yml`` and
+stops the VMs it started (by their recorded PIDs).  Traffic goes only between the two lab VMs.
+
+    python3 benchmarks/tuning_gain.py [--rounds 1] [--duration 10] [--keep]      (make bench)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "lab"))
+
+from lablib import vmrun  # noqa: E402  (lab/lablib, standard library only)
+from lablib.vmstate import load_state  # noqa: E402
+
+RUN = "tuning-gain"
+BIN = ROOT / ".venv" / "bin"
+OUT = ROOT / "build" / "bench" / "tuning-gain"
+ENV = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(ROOT / "build" / "collections"), ANSIBLE_FORCE_COLOR="false",
+           PYTHONPATH=str(ROOT / "build" / "collections"))
+# The RDMA stack of the VM tier (molecule/vm/molecule.yml, group rdma_nodes): soft-RoCE on data0.
+STACK = {"rdma_stack": True, "rdma_core_modules": ["ib_umad", "rdma_ucm"],
+         "rdma_core_soft_roce": [{"netdev": "data0", "name": "rxe0"}], "rdma_core_devices": ["uverbs", "rdma_cm", "umad"],
+         "rdma_irq_interfaces": [{"name": "data0"}],
+         "rdma_interfaces": [{"name": "data0", "mtu": 9000, "rings": {"rx": 1024, "tx": 256}}]}
+
+
+def playbook(inventory: Path, name: str, *extra: str) -> None:
+    argv = [str(BIN / "ansible-playbook"), "-i", str(inventory), str(ROOT / "playbooks" / name), *extra]
+    print("  $ " + " ".join(argv[1:]), flush=True)
+    subprocess.run(argv, check=True, env=ENV, stdout=subprocess.DEVNULL)
+
+
+def bench(inventory: Path, label: str, duration: int) -> Path:
+    before = set(OUT.glob("*.json"))
+    playbook(inventory, "bench_rdma.yml", "-e", json.dumps({
+        "rdma_bench_label": label, "rdma_bench_install": False, "rdma_bench_publish": False,
+        "rdma_bench_duration": duration, "rdma_bench_results_dir": str(OUT), "rdma_bench_interfaces": ["data0"]}))
+    new = sorted(set(OUT.glob("*.json")) - before)
+    if len(new) != 1:
+        raise SystemExit(f"bench_rdma.yml ({label}) stored {len(new)} run files in {OUT}, expected 1")
+    return new[0]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
+    ap.add_argument("--rounds", type=int, default=1, help="untuned/mpi pairs, interleaved (default 1)")
+    ap.add_argument("--duration", type=int, default=10, help="seconds per iperf3/ib_write_bw test (default 10)")
+    ap.add_argument("--profile", default="mpi", help="the tuned side (default mpi)")
+    ap.add_argument("--keep", action="store_true", help="leave the VMs up (tuned) at the end")
+    args = ap.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, str(ROOT / "lab" / "labctl.py"), "vm", "up", "--run", RUN, "--nodes", "2",
+                    "--no-inventory"], check=True)
+    work = Path(tempfile.mkdtemp(prefix="hpcnet-tuning-gain-"))
+    inventory = work / "hosts.yml"
+    inventory.write_text(vmrun.inventory_text(load_state(RUN)))
+    shutil.copytree(ROOT / "inventories" / "lab-vm" / "group_vars", work / "group_vars")
+    stack = work / "stack.json"
+    stack.write_text(json.dumps(STACK))
+    runs: list = []
+    try:
+        for _round in range(args.rounds):
+            playbook(inventory, "tune_rdma.yml", "-e", "@" + str(stack), "--tags", "stack")
+            runs.append(bench(inventory, "untuned", args.duration))
+            playbook(inventory, "tune_rdma.yml", "-e", "@" + str(stack), "-e", f"rdma_profile={args.profile}")
+            runs.append(bench(inventory, args.profile, args.duration))
+            playbook(inventory, "rollback_rdma.yml")
+    finally:
+        if not args.keep:
+            subprocess.run([sys.executable, str(ROOT / "lab" / "labctl.py"), "vm", "down", "--run", RUN], check=False)
+        shutil.rmtree(work, ignore_errors=True)
+    report = OUT / "report"
+    subprocess.run([str(BIN / "python"), "-m", "ansible_collections.hpcnet.rdma.plugins.plugin_utils._benchreport",
+                    *map(str, runs), "-o", str(report)], check=True, env=ENV)
+    for md in sorted(report.glob("*.md")):
+        print(md.read_text(encoding="utf-8"))
+    print(f"runs: {', '.join(p.name for p in runs)}; report: {report}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
