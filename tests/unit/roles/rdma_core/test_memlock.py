@@ -29,27 +29,12 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils import _rdma
 from ansible_collections.hpcnet.rdma.plugins.modules import rdma_stack
 
 from ...conftest import FakeModule, veth
+from ..role_render import trusted
 from ...plugins.modules.test_rdma_stack_packages import RdmaNode, rollback, untouched
-
-try:   # ansible-core 2.19 renders only strings trusted as templates (what it loads from playbooks)
-    from ansible.template import trust_as_template
-except ImportError:   # older ansible-core trusts every string
-    def trust_as_template(value: str) -> str:
-        return value
 
 ROOT = list(collection.__path__)[0]
 ROLE = os.path.join(ROOT, "roles", "rdma_core")
 OMIT = "__omit_place_holder__rdma_core_test"
-
-
-def _trusted(value: Any) -> Any:
-    if isinstance(value, str):
-        return trust_as_template(value)
-    if isinstance(value, dict):
-        return dict((k, _trusted(v)) for k, v in value.items())
-    if isinstance(value, list):
-        return [_trusted(v) for v in value]
-    return value
 
 
 def render(overrides: Dict[str, Any]) -> Dict[str, Any]:
@@ -58,10 +43,10 @@ def render(overrides: Dict[str, Any]) -> Dict[str, Any]:
     tasks = loader.load_from_file(os.path.join(ROLE, "tasks", "main.yml"))
     task = [t for t in tasks if "hpcnet.rdma.rdma_stack" in t][0]
     variables = dict(loader.load_from_file(os.path.join(ROLE, "defaults", "main.yml")))
-    variables.update(_trusted(overrides))
-    variables.update(_trusted(task.get("vars") or {}))
+    variables.update(trusted(overrides))
+    variables.update(trusted(task.get("vars") or {}))
     variables["omit"] = OMIT
-    args = Templar(loader=loader, variables=variables).template(_trusted(task["hpcnet.rdma.rdma_stack"]))
+    args = Templar(loader=loader, variables=variables).template(trusted(task["hpcnet.rdma.rdma_stack"]))
     args = json.loads(json.dumps(args))   # plain dicts and lists, as the module receives them
     return dict((k, v) for k, v in args.items() if v != OMIT)
 

@@ -9,43 +9,17 @@ collection is started outside it, and it enables nothing.  Rendered by Ansible's
 role's defaults and vars, as a play would."""
 from __future__ import annotations
 
-import json
 import os
 import re
 from typing import Any, Dict
 
 import pytest
 
-from ansible.parsing.dataloader import DataLoader
-from ansible.template import Templar
+from ..role_render import action, load, render as render_with, role_dir
 
-import ansible_collections.hpcnet.rdma as collection
-
-try:   # ansible-core 2.19 renders only strings trusted as templates (what it loads from playbooks)
-    from ansible.template import trust_as_template
-except ImportError:   # older ansible-core trusts every string
-    def trust_as_template(value: str) -> str:
-        return value
-
-ROLE = os.path.join(list(collection.__path__)[0], "roles", "rdma_metrics")
-LOADER = DataLoader()
-MAIN = LOADER.load_from_file(os.path.join(ROLE, "tasks", "main.yml"))
+MAIN = load("rdma_metrics", "tasks/main.yml")
 JOURNALED = ["hpcnet.rdma.rdma_packages", "hpcnet.rdma.managed_files", "hpcnet.rdma.service_state"]
 TIMER = "hpcnet-rdma-metrics.timer"
-
-
-def _trusted(value: Any) -> Any:
-    if isinstance(value, str):
-        return trust_as_template(value)
-    if isinstance(value, dict):
-        return dict((k, _trusted(v)) for k, v in value.items())
-    if isinstance(value, list):
-        return [_trusted(v) for v in value]
-    return value
-
-
-def action(task: Dict[str, Any]) -> str:
-    return next(k for k in task if k.startswith(("hpcnet.", "ansible.")))
 
 
 def task_of(name: str) -> Dict[str, Any]:
@@ -53,10 +27,10 @@ def task_of(name: str) -> Dict[str, Any]:
 
 
 def render(value: Any, **variables: Any) -> Any:
-    env = dict(LOADER.load_from_file(os.path.join(ROLE, "defaults", "main.yml")))
-    env.update(LOADER.load_from_file(os.path.join(ROLE, "vars", "main.yml")))
+    env = dict(load("rdma_metrics", "defaults/main.yml"))
+    env.update(load("rdma_metrics", "vars/main.yml"))
     env.update(variables)
-    return json.loads(json.dumps(Templar(loader=LOADER, variables=env).template(_trusted(value))))
+    return render_with(value, env)
 
 
 def test_order_run_id_then_package_files_timer_then_the_oneshot():
@@ -97,9 +71,9 @@ def test_nothing_is_enabled_or_kept_running_outside_the_journal():
     assert args == {"name": "hpcnet-rdma-metrics.service", "state": "started"}
     assert "not ansible_check_mode" in outside[0]["when"]
     # the service is a oneshot (inactive again once it ran) and has no [Install]: nothing to link
-    with open(os.path.join(ROLE, "templates", "hpcnet-rdma-metrics.service.j2"), encoding="utf-8") as f:
+    with open(os.path.join(role_dir("rdma_metrics"), "templates", "hpcnet-rdma-metrics.service.j2"), encoding="utf-8") as f:
         service = f.read()
     assert "Type=oneshot" in service and "RemainAfterExit" not in service and "[Install]" not in service
     # the timer has one, so enable makes a link that rollback's disable removes
-    with open(os.path.join(ROLE, "templates", "hpcnet-rdma-metrics.timer.j2"), encoding="utf-8") as f:
+    with open(os.path.join(role_dir("rdma_metrics"), "templates", "hpcnet-rdma-metrics.timer.j2"), encoding="utf-8") as f:
         assert "[Install]\nWantedBy=timers.target" in f.read()

@@ -9,44 +9,17 @@ hands to the comparison keeps its info/state/qos keys.  Rendered by Ansible's Te
 role's defaults and vars, as a play would."""
 from __future__ import annotations
 
-import json
-import os
 from typing import Any, Dict
 
 import pytest
 
-from ansible.parsing.dataloader import DataLoader
-from ansible.template import Templar
+from ..role_render import action, load, render as render_with
 
-import ansible_collections.hpcnet.rdma as collection
-
-try:   # ansible-core 2.19 renders only strings trusted as templates (what it loads from playbooks)
-    from ansible.template import trust_as_template
-except ImportError:   # older ansible-core trusts every string
-    def trust_as_template(value: str) -> str:
-        return value
-
-ROLE = os.path.join(list(collection.__path__)[0], "roles", "rdma_verify")
-LOADER = DataLoader()
-MAIN = LOADER.load_from_file(os.path.join(ROLE, "tasks", "main.yml"))
-VALIDATE = LOADER.load_from_file(os.path.join(ROLE, "tasks", "validate.yml"))
+MAIN = load("rdma_verify", "tasks/main.yml")
+VALIDATE = load("rdma_verify", "tasks/validate.yml")
 # What runs on the controller or only sets variables: not a module round trip to a node.
 NOT_A_NODE_CALL = {"ansible.builtin.import_tasks", "ansible.builtin.set_fact", "ansible.builtin.debug",
                    "ansible.builtin.fail", "hpcnet.rdma.fabric_verify_info"}
-
-
-def _trusted(value: Any) -> Any:
-    if isinstance(value, str):
-        return trust_as_template(value)
-    if isinstance(value, dict):
-        return dict((k, _trusted(v)) for k, v in value.items())
-    if isinstance(value, list):
-        return [_trusted(v) for v in value]
-    return value
-
-
-def action(task: Dict[str, Any]) -> str:
-    return next(k for k in task if k.startswith(("hpcnet.", "ansible.")))
 
 
 def task_of(name: str) -> Dict[str, Any]:
@@ -54,9 +27,9 @@ def task_of(name: str) -> Dict[str, Any]:
 
 
 def render(value: Any, **variables: Any) -> Any:
-    env = dict(LOADER.load_from_file(os.path.join(ROLE, "defaults", "main.yml")))
+    env = dict(load("rdma_verify", "defaults/main.yml"))
     env.update(variables)
-    return json.loads(json.dumps(Templar(loader=LOADER, variables=env).template(_trusted(value))))
+    return render_with(value, env)
 
 
 def test_one_module_call_per_node_plus_the_ping():
