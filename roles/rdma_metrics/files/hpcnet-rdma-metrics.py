@@ -209,6 +209,16 @@ def _cpus(text):
     return out
 
 
+# A NIC queue vector's name, as module_utils/_irq.py tells them (mlx5 comp, TxRx, virtio input/output, rx/tx/fp)
+_QUEUE_RE = re.compile(r"(comp\d+|TxRx-\d+|-(?:input|output)\.\d+$|-(?:rx|tx|fp)-\d+$|-rxtx-\d+$)")
+
+
+def _queue_irq(actions):
+    """Whether the last field of a /proc/interrupts row (the IRQ's name) is a queue vector's."""
+    name = (actions.split() or [""])[-1]
+    return bool(_QUEUE_RE.search(name.split("@")[0]))
+
+
 def collect_irqs(root, m, netdevs):
     interrupts = (_read(root, "/proc/interrupts") or "").splitlines()
     ncpu = len(interrupts[0].split()) if interrupts else 0
@@ -219,7 +229,11 @@ def collect_irqs(root, m, netdevs):
             fields = rest.split()
             rows[int(head)] = ([_int(x) or 0 for x in fields[:ncpu]], " ".join(fields[ncpu:]))
     for ifname in netdevs:
-        irqs = set(_int(x) for x in _ls(root, "/sys/class/net/%s/device/msi_irqs" % ifname) if _int(x) is not None)
+        # the device's MSI-X vectors (virtio-net: its parent PCI device's), queue vectors only - as
+        # hpcnet.rdma.irq_affinity picks them (module_utils/_irq.py) - and any IRQ named after the netdev
+        msi = _ls(root, "/sys/class/net/%s/device/msi_irqs" % ifname) or \
+            _ls(root, "/sys/class/net/%s/device/../msi_irqs" % ifname)
+        irqs = set(i for i in (_int(x) for x in msi) if i in rows and _queue_irq(rows[i][1]))
         irqs |= set(n for n, (_c, name) in rows.items() if re.search(r"\b%s\b" % re.escape(ifname), name))
         irqs = sorted(i for i in irqs if i in rows)
         cpus = set()

@@ -187,3 +187,34 @@ def test_grafana_dashboard_queries_only_metrics_the_collector_writes(text):
     assert written - used == {"hpcnet_rdma_collector_duration_seconds", "hpcnet_rdma_port_physical_state",
                               "hpcnet_rdma_bench_timestamp_seconds"}
     assert len(set(p["id"] for p in dash["panels"])) == len(dash["panels"])
+
+
+def test_virtio_queue_irqs_are_on_the_parent_pci_device(tmp_path):
+    """virtio-net (the lab VMs): the netdev's device is the virtio device; its MSI-X vectors are on the
+    parent PCI device, named virtioN-input.Q / -output.Q, with a config vector that is not a queue's."""
+    tree = dict((k, v) for k, v in TREE.items() if "msi_irqs" not in k and not k.startswith("proc/"))
+    tree.update({
+        # device/.. is the directory msi_irqs is read from; in this flat tree that is the netdev's own
+        "sys/class/net/data0/msi_irqs/31": "msix\n",
+        "sys/class/net/data0/msi_irqs/32": "msix\n",
+        "sys/class/net/data0/msi_irqs/33": "msix\n",
+        "sys/class/net/data0/device/vendor": "0x1af4\n",
+        "proc/interrupts": ("           CPU0       CPU1\n"
+                            " 31:          0          0   PCI-MSI 262144-edge      virtio3-config\n"
+                            " 32:        165          2   PCI-MSI 262145-edge      virtio3-input.0\n"
+                            " 33:          6        915   PCI-MSI 262146-edge      virtio3-output.0\n"),
+        "proc/irq/31/effective_affinity_list": "1\n",
+        "proc/irq/32/effective_affinity_list": "0\n",
+        "proc/irq/33/effective_affinity_list": "1\n",
+    })
+    text = collector.collect(make_tree(tmp_path, tree), ["data0"], ethtool=no_ethtool)
+    assert 'hpcnet_rdma_irq_count{interface="data0"} 2' in text
+    assert 'hpcnet_rdma_irq_cpus{interface="data0"} 2' in text
+    assert 'hpcnet_rdma_irq_interrupts_total{cpu="0",interface="data0"} 171' in text
+    assert 'hpcnet_rdma_irq_interrupts_total{cpu="1",interface="data0"} 917' in text
+
+
+def test_queue_vectors_are_told_apart_as_the_irq_module_does():
+    """The collector runs alone on the node (no collection there); its queue-name pattern is module_utils/_irq's."""
+    from ansible_collections.hpcnet.rdma.plugins.module_utils import _irq
+    assert collector._QUEUE_RE.pattern == _irq._QUEUE_RE.pattern
