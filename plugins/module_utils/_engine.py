@@ -16,9 +16,10 @@ module's payload carries only its own domains; ``tuning_state`` hands it all of 
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _files
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _fingerprint
 from ansible_collections.hpcnet.rdma.plugins.module_utils._domain import Domain, DomainMap, Refused
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._journal import DEFAULT_DIR, Journal, JournalError
@@ -302,6 +303,8 @@ class Engine(object):
                 self.module.warn("journal generation %d (%s, %s) was interrupted before it committed; the "
                                  "next run that takes the journal lock reconciles it"
                                  % (gen["id"], gen.get("module"), gen.get("time")))
+            if not (self.module.check_mode or work) and self._targets(name, out, record, restore):
+                self._store_targets(name, out)
             return out
         reason = self.journal.make_dir()
         if reason:
@@ -322,10 +325,56 @@ class Engine(object):
                     out["reconciled"] = reconciled
                 if on_success is not None and on_success(False, out):
                     out["changed"] = True
+                targets = self._targets(name, out, record, restore)
+                if targets:
+                    self.journal.set_targets(self.release_scope, name, targets[0], targets[1])
                 return out
         except (HostError, JournalError) as e:
             self.fail(str(e))
         return {}
+
+    def _targets(self, name: str, out: Dict[str, Any], record: bool,
+                 restore: bool) -> Optional[Tuple[Dict[str, Any], Dict[str, str]]]:
+        """What this call left the node at - every key it manages (``current``: read back, or read
+        and already right) - and the node's fingerprint, when they differ from the journal's
+        targets of this scope and module; None when there is nothing to store (no release scope,
+        an unrecorded call, a rollback, or the journal already holds exactly this)."""
+        if not (record and self.release_scope) or restore:
+            return None
+        # as the journal stores them; without the parent directories this call created for its files
+        # (in current only on the call that made them; the file keys imply them) - a directory
+        # released back to absent stays a target
+        keys = json.loads(json.dumps(dict((k, v) for k, v in (out.get("current") or {}).items()
+                                          if not (k.startswith("dir:") and v)), sort_keys=True))
+        node = _fingerprint.fingerprint(self.host)
+        if not self.journal.targets_differ(self.release_scope, name, keys, node):
+            return None
+        return keys, node
+
+    def _store_targets(self, name: str, out: Dict[str, Any]) -> None:
+        """A call that changed nothing found targets that differ from the journal's (the first run
+        with this scope, or after a rollback): store them under the lock, re-read there."""
+        reason = self.journal.make_dir()
+        if reason:
+            self.fail("journal_dir: %s cannot hold the journal (%s); give a writable local directory"
+                      % (self.journal_dir, reason))
+        try:
+            with self.host.lock(self.journal.lock_path):
+                self.journal.load()
+                targets = self._targets(name, out, True, False)
+                # read without the lock: a concurrent run may have changed a key since; store only
+                # what the node still holds
+                if targets and self._still(targets[0]):
+                    self.journal.set_targets(self.release_scope, name, targets[0], targets[1])
+        except (HostError, JournalError) as e:
+            self.fail(str(e))
+
+    def _still(self, keys: Dict[str, Any]) -> bool:
+        """Every key still holds its value (a key that cannot be read does not)."""
+        try:
+            return all(self.domains.same(k, self.domains.read_value(self.host, k), v) for k, v in keys.items())
+        except HostError:
+            return False
 
     def _build(self, build: Callable[[], Tuple[Plan, Dict[str, Any]]], restore: bool = False,
                name: str = "") -> Tuple[Plan, Dict[str, Any]]:

@@ -6,7 +6,8 @@
 
 Layout (``/var/lib/hpcnet-rdma/`` by default)::
 
-    journal.json   {"schema": 1, "originals": {...}, "generations": [...], "next_generation": N}
+    journal.json   {"schema": 2, "originals": {...}, "generations": [...], "next_generation": N,
+                    "targets": {...}}
     lock           flock'ed by every run for its whole read→apply, so runs serialize
 
 * ``originals[key] = {"value": V, "generation": G, "seq": S}``: the value before the collection
@@ -18,6 +19,12 @@ Layout (``/var/lib/hpcnet-rdma/`` by default)::
   the keys it no longer manages to their originals (a profile switch).  ``status`` is ``applying`` from the moment the
   originals are recorded until the call verified its changes (``applied``); a generation a killed
   run left ``applying`` is reconciled by the next locked run (``reconciled`` holds when).
+* ``targets[scope][module] = {"keys": {key: value}, "node": {...}}``: per ``release_scope``, what
+  the newest call of ``module`` in that scope left the node at - EVERY key it manages, changed or
+  already right - and the fingerprint of the node's devices it planned against (``_fingerprint``).
+  Written only when it differs from what is stored (a no-change rerun writes nothing); every
+  rollback drops all targets.  ``tuning_state action=in_sync`` compares them with the live values.
+  Schema 1 (no targets) is read and written back as schema 2.
 
 Trust: whoever can write ``journal.json`` steers what rollback does as root, so the journal
 directory and every directory above it must be owned by root (or the running user) and not be
@@ -45,7 +52,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Change, Plan
 
-SCHEMA = 1
+SCHEMA = 2
+READABLE_SCHEMAS = (1, 2)   # schema 1 had no targets; it is upgraded in memory and written as 2
 DEFAULT_DIR = "/var/lib/hpcnet-rdma"
 JOURNAL_FILE = "journal.json"
 LOCK_FILE = "lock"
@@ -62,7 +70,8 @@ PATH_PREFIXES = frozenset(["file", "dir", "devnode"])
 STATUSES = ("applying", "applied")
 _KEY = re.compile(r"^([a-z_]+):([^\x00-\x1f\x7f]+)$")
 _MODE = re.compile(r"^0?[0-7]{3,4}$")
-_TOP_FIELDS = frozenset(["schema", "originals", "generations", "next_generation"])
+_TOP_FIELDS = frozenset(["schema", "originals", "generations", "next_generation", "targets"])
+_TARGET_FIELDS = frozenset(["keys", "node"])
 _ORIGINAL_FIELDS = frozenset(["value", "generation", "seq"])
 _GENERATION_FIELDS = frozenset(["id", "module", "status", "time", "changes", "reconciled", "run", "scope"])
 _CHANGE_FIELDS = frozenset(["key", "before", "after"])
@@ -76,7 +85,7 @@ class JournalError(Exception):
 
 
 def _empty() -> Dict[str, Any]:
-    return {"schema": SCHEMA, "originals": {}, "generations": [], "next_generation": 1}
+    return {"schema": SCHEMA, "originals": {}, "generations": [], "next_generation": 1, "targets": {}}
 
 
 def _now() -> str:
@@ -214,9 +223,9 @@ class _Checker(object):
             raise JournalError("%s is corrupt: top level is %s, not an object; left untouched"
                                % (self.where, type(data).__name__))
         schema = data.get("schema")
-        if schema != SCHEMA:
-            raise JournalError("%s has schema %r; this collection reads schema %d; left untouched"
-                               % (self.where, schema, SCHEMA))
+        if isinstance(schema, bool) or schema not in READABLE_SCHEMAS:
+            raise JournalError("%s has schema %r; this collection reads schema %s; left untouched"
+                               % (self.where, schema, " or ".join(str(n) for n in READABLE_SCHEMAS)))
         shapes = (("originals", dict), ("generations", list), ("next_generation", int))
         for field, kind in shapes:
             if not isinstance(data.get(field), kind) or isinstance(data.get(field), bool):
@@ -224,8 +233,11 @@ class _Checker(object):
         unknown = sorted(set(data) - _TOP_FIELDS)
         if unknown:
             raise self.bad("unknown top-level field(s) %s" % ", ".join(unknown))
+        if schema == 1 and "targets" in data:
+            raise self.bad("a schema 1 journal has no 'targets'")
         for key, entry in data["originals"].items():
             self.original(key, entry)
+        self.targets(data.get("targets", {}))
         ids = set()
         for i, gen in enumerate(data["generations"]):
             gid = self.generation(i, gen)
@@ -234,6 +246,22 @@ class _Checker(object):
             if gid >= data["next_generation"]:
                 raise self.bad("generation id %d is not below next_generation %d" % (gid, data["next_generation"]))
             ids.add(gid)
+
+    def targets(self, targets: Any) -> None:
+        if not isinstance(targets, dict):
+            raise self.bad("'targets' is not an object")
+        for scope, modules in targets.items():
+            if not isinstance(modules, dict):
+                raise self.bad("targets[%r] is not an object" % (scope,))
+            for module, entry in modules.items():
+                where = "targets[%r][%r]" % (scope, module)
+                self.fields(entry, _TARGET_FIELDS, ("keys",), where)
+                if not isinstance(entry["keys"], dict):
+                    raise self.bad("%s: keys is not an object" % where)
+                if not isinstance(entry.get("node", {}), dict):
+                    raise self.bad("%s: node is not an object" % where)
+                for key, value in entry["keys"].items():
+                    self.value(self.key(key, where), value, where)
 
     def original(self, key: Any, entry: Any) -> None:
         where = "original of %r" % (key,)
@@ -331,6 +359,8 @@ class Journal(object):
                 "journal %s is corrupt (%s); it was left untouched: move it aside to start a new "
                 "journal, or restore it from a backup" % (self.path, e))
         _Checker("journal %s" % self.path).journal(data)
+        data["schema"] = SCHEMA          # written back as the current schema
+        data.setdefault("targets", {})
         self._data = data
         return data
 
@@ -369,7 +399,7 @@ class Journal(object):
         return self._data
 
     def is_empty(self) -> bool:
-        return not self.data["originals"] and not self.data["generations"]
+        return not self.data["originals"] and not self.data["generations"] and not self.data["targets"]
 
     # ------------------------------------------------------------------ writing
     def _save(self) -> None:
@@ -449,6 +479,21 @@ class Journal(object):
     def has(self, key: str) -> bool:
         return key in self.data["originals"]
 
+    def targets(self) -> Dict[str, Dict[str, Any]]:
+        """``{scope: {module: {"keys": {key: value}, "node": {...}}}}`` (see the module docstring)."""
+        return self.data["targets"]
+
+    def targets_differ(self, scope: str, module: str, keys: Dict[str, Any], node: Dict[str, Any]) -> bool:
+        """Whether :meth:`set_targets` would change anything (a no-change rerun writes nothing)."""
+        return self.data["targets"].get(scope, {}).get(module) != {"keys": keys, "node": node}
+
+    def set_targets(self, scope: str, module: str, keys: Dict[str, Any], node: Dict[str, Any]) -> None:
+        """Store what the call of ``module`` in ``scope`` left the node at; only under the lock."""
+        if not self.targets_differ(scope, module, keys, node):
+            return
+        self.data["targets"].setdefault(scope, {})[module] = {"keys": dict(keys), "node": dict(node)}
+        self._save()
+
     def interrupted(self) -> List[Dict[str, Any]]:
         """Generations a killed run left ``applying`` (only meaningful outside a running call)."""
         return [g for g in self.data["generations"] if g.get("status") == "applying"]
@@ -523,10 +568,11 @@ class Journal(object):
         Without ``gen_ids`` (scope all) each key leaves the originals and every generation; with
         them (scope last: the generations of the newest run) the key leaves those generations, and
         its original only when one of them introduced it.  Generations left without changes are
-        dropped; an empty journal is removed.
+        dropped; an empty journal is removed.  Every stored target goes (see :meth:`set_targets`).
         """
         keys = set(keys)
         data = self.data
+        data["targets"] = {}   # a rollback leaves no scope as a tune left it: no in-sync fast path
         if gen_ids is not None:
             for gen_id in gen_ids:
                 self._drop(gen_id, keys)

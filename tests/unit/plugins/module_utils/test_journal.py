@@ -543,3 +543,80 @@ def test_a_journal_dir_that_cannot_be_made_is_named_before_anything_changes(tune
                                                                    "journal_dir": jdir}), tuned.host())
     assert tuned.snapshot() == before and tuned.read("/proc/sys/vm/swappiness") == "60\n"
     assert not os.path.exists(tuned.path("/var"))      # the levels made on the way were removed again
+
+
+# ---------------------------------------------------------------- targets (schema 2)
+def _journal2(targets):
+    return json.dumps({"schema": 2, "originals": {}, "generations": [], "next_generation": 1, "targets": targets})
+
+
+@pytest.mark.parametrize("content, message", [
+    (json.dumps({"schema": 1, "originals": {}, "generations": [], "next_generation": 1, "targets": {}}),
+     "a schema 1 journal has no 'targets'"),
+    (json.dumps({"schema": True, "originals": {}, "generations": [], "next_generation": 1}), "schema True"),
+    (_journal2([]), "'targets' is not an object"),
+    (_journal2({"tuning.sysctl": []}), "targets\\['tuning.sysctl'\\] is not an object"),
+    (_journal2({"s": {"m": {"node": {}}}}), "lacks keys"),
+    (_journal2({"s": {"m": {"keys": [], "node": {}}}}), "keys is not an object"),
+    (_journal2({"s": {"m": {"keys": {}, "node": []}}}), "node is not an object"),
+    (_journal2({"s": {"m": {"keys": {}, "node": {}, "extra": 1}}}), "unknown field"),
+    (_journal2({"s": {"m": {"keys": {"bogus:x": 1}}}}), "unknown prefix 'bogus'"),
+    (_journal2({"s": {"m": {"keys": {"dir:/x": "yes"}}}}), "dir: value must be true or false"),
+])
+def test_targets_are_validated_on_load(host, tmp_path, content, message):
+    path = tmp_path / "var/lib/hpcnet-rdma/journal.json"
+    path.parent.mkdir(parents=True, mode=0o700)
+    path.write_text(content)
+    with pytest.raises(JournalError, match=message) as e:
+        Journal(host, JDIR).load()
+    assert "left untouched" in str(e.value)
+    assert path.read_text() == content
+
+
+def test_a_schema_1_journal_is_read_and_written_back_as_schema_2(host, tmp_path):
+    path = tmp_path / "var/lib/hpcnet-rdma/journal.json"
+    path.parent.mkdir(parents=True, mode=0o700)
+    path.write_text(_journal({"sysctl:a": {"value": "1", "generation": 1, "seq": 0}},
+                             [_gen([{"key": "sysctl:a", "before": "1", "after": "2"}])]))
+    j = Journal(host, JDIR)
+    assert j.originals() == {"sysctl:a": "1"} and j.targets() == {}
+    j.set_targets("tuning.sysctl", "sysctl_tuning", {"sysctl:a": "2"}, {"cpus": "0-1"})
+    data = json.loads(path.read_text())
+    assert data["schema"] == 2 and data["originals"] == {"sysctl:a": {"value": "1", "generation": 1, "seq": 0}}
+    assert data["targets"] == {"tuning.sysctl": {"sysctl_tuning": {"keys": {"sysctl:a": "2"}, "node": {"cpus": "0-1"}}}}
+
+
+@pytest.mark.parametrize("keys, node, writes", [
+    ({"sysctl:a": "2"}, {"cpus": "0-1"}, False),    # the same: nothing written
+    ({"sysctl:a": "3"}, {"cpus": "0-1"}, True),     # a value
+    ({"sysctl:a": "2", "sysctl:b": "1"}, {"cpus": "0-1"}, True),   # a key more
+    ({}, {"cpus": "0-1"}, True),                    # a key less
+    ({"sysctl:a": "2"}, {"cpus": "0-3"}, True),     # the devices
+])
+def test_targets_are_written_only_when_they_differ(host, tmp_path, keys, node, writes):
+    j = Journal(host, JDIR)
+    j.set_targets("s", "m", {"sysctl:a": "2"}, {"cpus": "0-1"})
+    path = tmp_path / "var/lib/hpcnet-rdma/journal.json"
+    stamp = path.stat().st_mtime_ns
+    os.utime(path, ns=(stamp - 10 ** 9, stamp - 10 ** 9))
+    assert j.targets_differ("s", "m", keys, node) is writes
+    j.set_targets("s", "m", keys, node)
+    assert (path.stat().st_mtime_ns != stamp - 10 ** 9) is writes
+    assert Journal(host, JDIR).targets()["s"]["m"] == {"keys": keys, "node": node}
+
+
+@pytest.mark.parametrize("scope_gens", [None, "last"])
+def test_every_rollback_drops_every_target(host, scope_gens):
+    j = Journal(host, JDIR)
+    j.commit(j.begin("m", _plan(("sysctl:a", "1", "2")), run="r1", scope="s"))
+    j.set_targets("s", "m", {"sysctl:a": "2"}, {})
+    j.set_targets("t", "n", {"sysctl:b": "5"}, {})
+    gens = [g["id"] for g in j.last_run()] if scope_gens else None
+    j.restored([], gens)      # even a rollback that restored nothing of scope t
+    assert Journal(host, JDIR).targets() == {}
+
+
+def test_a_journal_with_only_targets_is_kept(host, tmp_path):
+    j = Journal(host, JDIR)
+    j.set_targets("s", "m", {"sysctl:a": "2"}, {})
+    assert not j.is_empty() and (tmp_path / "var/lib/hpcnet-rdma/journal.json").exists()
