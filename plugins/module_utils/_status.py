@@ -10,14 +10,17 @@ For every journaled key its original and live value; the keys whose live value d
 value the collection last set (the drift); the generations, the interrupted ones, and the profile
 the ``hpcnet.rdma.tuning`` role recorded.  Reads only: it takes no journal lock and writes nothing.
 Every domain is read through ``_registry`` (any key any module wrote).
+
+:func:`in_sync` answers ``tuning_state action=in_sync``: whether a tune with the same inputs would
+change nothing (the role's fast path for a no-change rerun), with the reasons when not.
 """
 from __future__ import annotations
 
 import base64
 import hashlib
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _engine, _registry
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _engine, _fingerprint, _registry
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 
 # Where the hpcnet.rdma.tuning role records the applied profile (a journaled file like any other).
@@ -109,3 +112,76 @@ def interrupted_msg(interrupted: List[Dict[str, Any]]) -> str:
     return "; ".join("generation %d (%s, %s) was interrupted before it committed (its run was killed); the next "
                      "run that takes the journal lock reconciles it" % (g["id"], g["module"], g["time"])
                      for g in interrupted)
+
+
+def _reason(text: str, scope: Optional[str] = None, module: Optional[str] = None, key: Optional[str] = None,
+            **extra: Any) -> Dict[str, Any]:
+    out: Dict[str, Any] = dict((k, v) for k, v in (("scope", scope), ("module", module), ("key", key)) if v)
+    out["reason"] = text
+    out.update(extra)
+    return out
+
+
+def in_sync(host: Host, journal: _engine.Journal, profile_file: str, inputs_digest: str,
+            scopes: Sequence[str]) -> Dict[str, Any]:
+    """Whether the node is exactly as a tune with ``inputs_digest`` over ``scopes`` leaves it.
+
+    True only when the profile record carries ``inputs_digest`` (the last full tune had the same
+    inputs), no generation is interrupted, every scope has targets in the journal (every module
+    call of that scope stored what it left the node at), the node's devices still fingerprint as
+    they did then, and every target key's live value is the same as its target (each domain's
+    ``same``, as status's drift).  Every reason it is not is listed: ``{scope, module, key, reason}``
+    (the fields that apply).  ``checked`` counts the keys read; ``record`` is the profile record
+    (None when there is none)."""
+    reasons: List[Dict[str, Any]] = []
+    record = None
+    try:
+        record = host.read_json(profile_file)
+    except HostError as e:
+        reasons.append(_reason("the profile record %s cannot be read: %s" % (profile_file, e)))
+    else:
+        if not isinstance(record, dict):
+            reasons.append(_reason("no profile is recorded in %s" % profile_file))
+        elif record.get("inputs_digest") != inputs_digest:
+            reasons.append(_reason("the profile recorded in %s was applied with other inputs (inputs_digest %s, "
+                                   "this run %s)" % (profile_file, record.get("inputs_digest"), inputs_digest)))
+    for gen in journal.interrupted():
+        reasons.append(_reason("journal generation %d (%s, %s) was interrupted before it committed"
+                               % (gen["id"], gen.get("module"), gen.get("time")), gen.get("scope")))
+    domains = _engine.Domains(*_registry.ALL)
+    targets = journal.targets()
+    live_node: Optional[Dict[str, str]] = None
+    checked = 0
+    for scope in scopes:
+        modules = targets.get(scope)
+        if not modules:
+            reasons.append(_reason("no targets stored for this scope (not tuned by this version since its last "
+                                   "rollback)", scope))
+            continue
+        for module in sorted(modules):
+            entry = modules[module]
+            if live_node is None:
+                live_node = _fingerprint.fingerprint(host)
+            changed = _fingerprint.differences(entry.get("node", {}), live_node)
+            if changed:
+                reasons.append(_reason("the node's %s changed since this scope was applied" % ", ".join(changed),
+                                       scope, module))
+            for key in sorted(entry["keys"]):
+                target = entry["keys"][key]
+                checked += 1
+                try:
+                    current = domains.read_value(host, key)
+                except Exception as e:  # noqa: BLE001 - unreadable (interface or IRQ gone): not in sync
+                    reasons.append(_reason("cannot read it: %s" % e, scope, module, key))
+                    continue
+                if not domains.same(key, current, target):
+                    reasons.append(_reason("differs from its target", scope, module, key,
+                                           target=shown(key, target), current=shown(key, current)))
+    out = {"in_sync": not reasons, "reasons": reasons, "checked": checked, "inputs_digest": inputs_digest,
+           "record": record if isinstance(record, dict) else None}
+    if reasons:
+        shown_reasons = ["%s%s" % ("".join("%s " % r[f] for f in ("scope", "key") if r.get(f)), r["reason"])
+                         for r in reasons[:5]]
+        out["msg"] = "not in sync: %s%s" % ("; ".join(shown_reasons),
+                                            "; and %d more" % (len(reasons) - 5) if len(reasons) > 5 else "")
+    return out

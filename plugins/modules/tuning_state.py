@@ -32,15 +32,37 @@ description:
     RV(interrupted); the next run that takes the journal lock (any module's, or a rollback) reads its
     keys back, keeps the ones that changed (marked C(reconciled)) and forgets the ones that did not.
   - The journal is on disk, so rollback also works after a reboot.
+  - O(action=in_sync) answers whether a tune with the same inputs would change nothing, reading only
+    (no lock, no write; the same in check mode). RV(in_sync) is true only when the profile record in
+    O(profile_file) carries O(inputs_digest), no journal generation is interrupted, every scope in O(scopes)
+    has targets in the journal (each journaled call with a C(release_scope) stores the value of every key
+    it manages, changed or already right, and a fingerprint of the node's interfaces, addresses, queue
+    IRQs, online CPUs, RDMA devices and kernel release; every rollback drops them), the node's devices
+    still fingerprint the same, and every target key's live value is the same as its target (as for
+    RV(drift)). Otherwise RV(reasons) names each scope, key or fact that differs. The
+    C(hpcnet.rdma.tuning) role uses it to skip a no-change rerun.
 requirements:
   - The tools of what it restores - C(ethtool) and iproute2 for NIC keys, C(dcb) or C(mlnx_qos) for QoS keys,
     kmod for modules, systemd for units, C(dpkg)/C(rpm) for packages; none for status.
 options:
   action:
-    description: C(status) reads the journal; C(rollback) restores originals.
+    description:
+      - C(status) reads the journal; C(rollback) restores originals; C(in_sync) checks whether a tune with
+        O(inputs_digest) over O(scopes) would change nothing.
     type: str
-    choices: [status, rollback]
+    choices: [status, rollback, in_sync]
     default: status
+  inputs_digest:
+    description:
+      - With O(action=in_sync) (required there), the digest of every input of the tune; in sync only when
+        the profile record in O(profile_file) has the same C(inputs_digest).
+    type: str
+  scopes:
+    description:
+      - With O(action=in_sync) (required there), the C(release_scope)s the tune calls modules with, such as
+        C(tuning.sysctl); each must have targets stored in the journal, and every target must hold live.
+    type: list
+    elements: str
   scope:
     description: With O(action=rollback), C(all) restores every original; C(last) undoes the newest run only.
     type: str
@@ -51,6 +73,7 @@ options:
       - With O(action=status), the file where the C(hpcnet.rdma.tuning) role records the applied profile
         (name, digest of its resolved values, inheritance chain); it is journaled like every other file,
         so rollback returns it with the rest. RV(profile) shows it with the time it was applied.
+      - With O(action=in_sync), the record whose C(inputs_digest) must equal O(inputs_digest).
     type: path
     default: /etc/hpcnet-rdma/profile.json
   on_unrestorable:
@@ -83,6 +106,13 @@ EXAMPLES = r"""
     action: rollback
     scope: last
 
+- name: Would a tune with these inputs change anything? (reads only)
+  hpcnet.rdma.tuning_state:
+    action: in_sync
+    inputs_digest: "{{ my_inputs | to_json(sort_keys=true) | hash('sha256') }}"
+    scopes: [tuning.sysctl, tuning.nic, tuning.record]
+  register: sync
+
 - name: Restore the node to what it was before the first tune
   hpcnet.rdma.tuning_state:
     action: rollback
@@ -91,7 +121,7 @@ EXAMPLES = r"""
 RETURN = r"""
 generations:
   description: Journal generations, oldest first (before a rollback, for O(action=rollback)).
-  returned: always
+  returned: when O(action=status) or O(action=rollback)
   type: list
   elements: dict
   sample: [{"id": 1, "module": "sysctl_tuning", "status": "applied", "time": "2026-12-02T15:00:00Z",
@@ -115,7 +145,7 @@ profile:
            "generation": 7, "file": "/etc/hpcnet-rdma/profile.json"}
 tuned:
   description: For each journaled key, its original and the value on the node now (or the read error).
-  returned: always
+  returned: when O(action=status) or O(action=rollback)
   type: dict
   sample: {"sysctl:net.ipv4.tcp_rmem": {"original": "4096 131072 6291456", "current": "4096 87380 268435456"}}
 changes:
@@ -156,8 +186,40 @@ reconciled:
   type: list
   elements: dict
   sample: [{"generation": 4, "module": "sysctl_tuning", "kept": ["sysctl:vm.swappiness"], "dropped": []}]
+in_sync:
+  description: Whether a tune with O(inputs_digest) over O(scopes) would change nothing on this node.
+  returned: when O(action=in_sync)
+  type: bool
+  sample: false
+reasons:
+  description:
+    - Why the node is not in sync, each with the C(scope), C(module) and C(key) it concerns where one applies
+      (a key that differs also shows its C(target) and C(current) value, files as size, sha256, mode and owner);
+      empty when in sync.
+  returned: when O(action=in_sync)
+  type: list
+  elements: dict
+  sample: [{"scope": "tuning.sysctl", "module": "sysctl_tuning", "key": "sysctl:net.ipv4.tcp_rmem",
+            "reason": "differs from its target", "target": "4096 87380 268435456", "current": "4096 131072 6291456"}]
+record:
+  description: The profile record in O(profile_file) as the last tune wrote it; null when there is none.
+  returned: when O(action=in_sync)
+  type: dict
+  sample: {"name": "mpi", "digest": "sha256:6c1f...", "inputs_digest": "9f2c...", "sysctls": {}}
+inputs_digest:
+  description: O(inputs_digest) as checked (the C(hpcnet.rdma.tuning) role records it after a full run).
+  returned: when O(action=in_sync)
+  type: str
+  sample: 9f2c51d0e4...
+checked:
+  description: How many target keys O(action=in_sync) read live.
+  returned: when O(action=in_sync)
+  type: int
+  sample: 24
 msg:
-  description: C(nothing to roll back ...) when the journal records no change; the unrestored keys, or the interrupted generations.
+  description:
+    - C(nothing to roll back ...) when the journal records no change; the unrestored keys, or the interrupted generations.
+    - With O(action=in_sync), C(not in sync:) and the first reasons, when it is not.
   returned: when there is something to say
   type: str
 """
@@ -172,7 +234,9 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 PROFILE_FILE = _status.PROFILE_FILE
 
 ARGUMENT_SPEC = _spec.argument_spec(dict(
-    action=dict(type="str", choices=["status", "rollback"], default="status"),
+    action=dict(type="str", choices=["status", "rollback", "in_sync"], default="status"),
+    inputs_digest=dict(type="str"),
+    scopes=dict(type="list", elements="str"),
     scope=dict(type="str", choices=["all", "last"], default="all"),
     on_unrestorable=dict(type="str", choices=["fail", "warn"], default="fail"),
     profile_file=dict(type="path", default=PROFILE_FILE),
@@ -189,6 +253,19 @@ def status(module, host: Host) -> dict:
         out["msg"] = _status.interrupted_msg(out["interrupted"])
         module.warn(out["msg"])
     return out
+
+
+def in_sync(module, host: Host) -> dict:
+    """Reads only (no lock, no write): the same in check mode."""
+    params = module.params
+    try:
+        journal = _engine.Journal(host, params["journal_dir"])
+        journal.load()
+        out = _status.in_sync(host, journal, params["profile_file"], params["inputs_digest"], params["scopes"])
+    except (_engine.JournalError, HostError) as e:
+        module.fail_json(msg=str(e))
+    interrupted = [{"id": g["id"], "module": g.get("module"), "time": g.get("time")} for g in journal.interrupted()]
+    return dict(changed=False, changes=[], previous={}, current={}, interrupted=interrupted, **out)
 
 
 def rollback(module, host: Host) -> dict:
@@ -255,11 +332,14 @@ def rollback(module, host: Host) -> dict:
 def run(module, host: Host) -> dict:
     if module.params["action"] == "status":
         return status(module, host)
+    if module.params["action"] == "in_sync":
+        return in_sync(module, host)
     return rollback(module, host)
 
 
 def main() -> None:
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True,
+                           required_if=[("action", "in_sync", ("inputs_digest", "scopes"))])
     module.exit_json(**run(module, Host.from_module(module)))
 
 

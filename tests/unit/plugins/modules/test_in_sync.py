@@ -1,0 +1,196 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The journal's targets (every key a scoped call manages, stored only when they differ) and
+tuning_state action=in_sync on a fake node: in sync only when the record's inputs digest, every
+scope's targets, the node's devices and every live value agree - and never after a rollback."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _fingerprint
+from ansible_collections.hpcnet.rdma.plugins.modules import managed_files, nic_tuning, sysctl_tuning, tuning_state
+
+from ...conftest import FakeModule, mlx5, veth
+
+SYSCTLS = {"net.ipv4.tcp_rmem": [4096, 87380, 268435456], "net.ipv4.tcp_sack": 0, "vm.swappiness": 10}
+NICS = [{"name": "data0", "mtu": 9000}]
+RECORD = "/etc/hpcnet-rdma/profile.json"
+JOURNAL = "/var/lib/hpcnet-rdma/journal.json"
+SCOPES = ["tuning.sysctl", "tuning.nic", "tuning.record"]
+DIGEST = "d1"
+
+
+@pytest.fixture
+def lab(node):
+    node.sysctl("net.ipv4.tcp_rmem", "4096\t131072\t6291456")
+    node.sysctl("net.ipv4.tcp_sack", "1")
+    node.sysctl("vm.swappiness", "10")     # already at its target: a target all the same
+    node.add_nic(mlx5())
+    node.add_nic(veth(addresses=[("10.77.0.1", 24)]))
+    return node
+
+
+def call(mod, node, params, check=False):
+    return mod.run(FakeModule(mod.ARGUMENT_SPEC, params, check_mode=check), node.host())
+
+
+def tune(node, digest=DIGEST, check=False, run="r1"):
+    """What the tuning role does for these three scopes, the record last."""
+    common = {"journal_run": run}
+    out = [call(sysctl_tuning, node, dict(common, sysctls=SYSCTLS, context="host", release_scope="tuning.sysctl"),
+                check),
+           call(nic_tuning, node, dict(common, interfaces=NICS, management_connection="none",
+                                       release_scope="tuning.nic"), check),
+           call(managed_files, node, dict(common, release_scope="tuning.record", files=[
+               {"path": RECORD, "content": json.dumps({"name": "mpi", "inputs_digest": digest}) + "\n"}]), check)]
+    return out
+
+
+def in_sync(node, digest=DIGEST, scopes=None, check=False):
+    return call(tuning_state, node, {"action": "in_sync", "inputs_digest": digest,
+                                     "scopes": SCOPES if scopes is None else scopes}, check)
+
+
+def journal(node):
+    with open(node.path(JOURNAL), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def test_targets_hold_every_managed_key_changed_or_not(lab):
+    tune(lab)
+    targets = journal(lab)["targets"]
+    assert sorted(targets) == sorted(SCOPES)
+    keys = targets["tuning.sysctl"]["sysctl_tuning"]["keys"]
+    # vm.swappiness was already right: no change, no original - but a target
+    assert keys["sysctl:vm.swappiness"] == "10" and "sysctl:vm.swappiness" not in journal(lab)["originals"]
+    assert keys["sysctl:net.ipv4.tcp_sack"] == "0"
+    assert targets["tuning.nic"]["nic_tuning"]["keys"]["nic:data0:mtu"] == 9000
+    assert set(targets["tuning.sysctl"]["sysctl_tuning"]["node"]) == set(_fingerprint.SECTIONS)
+    assert journal(lab)["schema"] == 2
+
+
+def test_a_no_change_rerun_writes_nothing(lab):
+    tune(lab)
+    path = lab.path(JOURNAL)
+    before = (os.stat(path).st_mtime_ns, open(path, "rb").read())
+    results = tune(lab, run="r2")
+    assert not any(r["changed"] for r in results)
+    assert (os.stat(path).st_mtime_ns, open(path, "rb").read()) == before
+
+
+def test_a_no_change_call_stores_targets_it_lacks(lab):
+    """A node tuned before targets existed (or whose targets a rollback dropped) gets them on the
+    next call even though nothing changes."""
+    tune(lab)
+    data = journal(lab)
+    data["targets"] = {}
+    with open(lab.path(JOURNAL), "w", encoding="utf-8") as f:
+        json.dump(data, f)
+    assert not in_sync(lab)["in_sync"]
+    assert not any(r["changed"] for r in tune(lab, run="r2"))
+    assert in_sync(lab)["in_sync"]
+
+
+def test_check_mode_stores_no_targets(lab):
+    tune(lab, check=True)
+    assert not os.path.exists(lab.path(JOURNAL))
+
+
+def _drift(node):
+    node.sysctl("net.ipv4.tcp_sack", "1")
+
+
+def _new_nic(node):
+    node.add_nic(veth(name="data1", addresses=[("10.77.1.1", 24)]))
+
+
+def _interrupted(node):
+    data = journal(node)
+    data["generations"].append({"id": data["next_generation"], "module": "sysctl_tuning", "status": "applying",
+                                "time": "2026-12-05T00:00:00Z", "changes": []})
+    data["next_generation"] += 1
+    with open(node.path(JOURNAL), "w", encoding="utf-8") as f:
+        json.dump(data, f)
+
+
+def _rollback(scope):
+    def undo(node):
+        out = call(tuning_state, node, {"action": "rollback", "scope": scope})
+        assert out["changed"]
+    return undo
+
+
+def _nothing(node):
+    return None
+
+
+# (what happens after a tune, the digest and scopes checked, whether in sync, the reasons' (scope, key, text))
+CASES = [
+    ("in sync", _nothing, DIGEST, SCOPES, True, []),
+    ("a drifted key", _drift, DIGEST, SCOPES, False,
+     [("tuning.sysctl", "sysctl:net.ipv4.tcp_sack", "differs from its target")]),
+    ("a scope never tuned", _nothing, DIGEST, SCOPES + ["tuning.irq"], False,
+     [("tuning.irq", None, "no targets stored")]),
+    ("other inputs", _nothing, "d2", SCOPES, False, [(None, None, "applied with other inputs (inputs_digest d1")]),
+    ("an interrupted generation", _interrupted, DIGEST, SCOPES, False, [(None, None, "was interrupted")]),
+    ("a new interface", _new_nic, DIGEST, SCOPES, False,
+     [(s, None, "the node's addresses, netdevs changed") for s in SCOPES]),
+    ("rollback scope=all", _rollback("all"), DIGEST, SCOPES, False,
+     [(None, None, "no profile is recorded")] + [(s, None, "no targets stored") for s in SCOPES]),
+    ("rollback scope=last", _rollback("last"), DIGEST, SCOPES, False,
+     [(None, None, "no profile is recorded")] + [(s, None, "no targets stored") for s in SCOPES]),
+]
+
+
+@pytest.mark.parametrize("what, after, digest, scopes, expected, reasons", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("check", [False, True])
+def test_in_sync(lab, what, after, digest, scopes, expected, reasons, check):
+    tune(lab)
+    after(lab)
+    snapshot = lab.snapshot()
+    out = in_sync(lab, digest, scopes, check=check)
+    assert lab.snapshot() == snapshot, "in_sync reads only"
+    assert out["in_sync"] is expected, (what, out["reasons"])
+    assert out["changed"] is False
+    got = [(r.get("scope"), r.get("key"), r["reason"]) for r in out["reasons"]]
+    assert len(got) == len(reasons), got
+    for (scope, key, text), (gscope, gkey, gtext) in zip(reasons, got):
+        assert (scope, key) == (gscope, gkey) and text in gtext, got
+    if expected:
+        assert "msg" not in out and out["checked"] == len([k for s in journal(lab)["targets"].values()
+                                                            for m in s.values() for k in m["keys"]])
+    else:
+        assert out["msg"].startswith("not in sync: ")
+
+
+def test_a_drifted_key_shows_target_and_live_value(lab):
+    tune(lab)
+    _drift(lab)
+    (reason,) = in_sync(lab)["reasons"]
+    assert (reason["target"], reason["current"]) == ("0", "1")
+
+
+def test_the_record_is_returned(lab):
+    assert in_sync(lab)["record"] is None
+    tune(lab)
+    assert in_sync(lab)["record"] == {"name": "mpi", "inputs_digest": DIGEST}
+
+
+def test_tuning_again_after_a_rollback_is_in_sync_again(lab):
+    tune(lab)
+    _rollback("all")(lab)
+    tune(lab, run="r2")
+    assert in_sync(lab)["in_sync"]
+
+
+def test_a_rollback_that_restores_one_scope_drops_every_target(lab):
+    tune(lab)
+    call(sysctl_tuning, lab, {"sysctls": {"net.ipv4.tcp_sack": 1}, "context": "host", "journal_run": "r2",
+                              "release_scope": "tuning.sysctl"})
+    _rollback("last")(lab)
+    assert journal(lab)["targets"] == {}
