@@ -327,7 +327,7 @@ class Engine(object):
                     out["changed"] = True
                 targets = self._targets(name, out, record, restore)
                 if targets:
-                    self.journal.set_targets(self.release_scope, name, targets[0], targets[1])
+                    self.journal.set_targets(self.release_scope, name, targets[0], targets[1], self.run_id)
                 return out
         except (HostError, JournalError) as e:
             self.fail(str(e))
@@ -347,7 +347,7 @@ class Engine(object):
         keys = json.loads(json.dumps(dict((k, v) for k, v in (out.get("current") or {}).items()
                                           if not (k.startswith("dir:") and v)), sort_keys=True))
         node = _fingerprint.fingerprint(self.host)
-        if not self.journal.targets_differ(self.release_scope, name, keys, node):
+        if not self.journal.targets_differ(self.release_scope, name, keys, node, self.run_id):
             return None
         return keys, node
 
@@ -365,7 +365,7 @@ class Engine(object):
                 # read without the lock: a concurrent run may have changed a key since; store only
                 # what the node still holds
                 if targets and self._still(targets[0]):
-                    self.journal.set_targets(self.release_scope, name, targets[0], targets[1])
+                    self.journal.set_targets(self.release_scope, name, targets[0], targets[1], self.run_id)
         except (HostError, JournalError) as e:
             self.fail(str(e))
 

@@ -19,12 +19,16 @@ Layout (``/var/lib/hpcnet-rdma/`` by default)::
   the keys it no longer manages to their originals (a profile switch).  ``status`` is ``applying`` from the moment the
   originals are recorded until the call verified its changes (``applied``); a generation a killed
   run left ``applying`` is reconciled by the next locked run (``reconciled`` holds when).
-* ``targets[scope][module] = {"keys": {key: value}, "node": {...}}``: per ``release_scope``, what
-  the newest call of ``module`` in that scope left the node at - EVERY key it manages, changed or
-  already right - and the fingerprint of the node's devices it planned against (``_fingerprint``).
-  Written only when it differs from what is stored (a no-change rerun writes nothing); every
-  rollback drops all targets.  ``tuning_state action=in_sync`` compares them with the live values.
-  Schema 1 (no targets) is read and written back as schema 2.
+* ``targets[scope][module] = {"keys": {key: value}, "node": {...}, "run": R, "seq": N}``: per
+  ``release_scope``, what the newest call of ``module`` in that scope left the node at - EVERY key
+  it manages, changed or already right - and the fingerprint of the node's devices it planned
+  against (``_fingerprint``); ``run`` is the ``journal_run`` that stored it, ``seq`` orders the
+  stores.  Written only when it differs from what is stored, or when an entry of another run was
+  stored after it (so every entry of a run that stored anything is re-stamped by that run, in call
+  order: the last call of a finished run - the tuning role's profile record - holds the highest
+  ``seq``, and an entry stored after it belongs to a run that did not finish); a steady-state rerun
+  writes nothing.  Every rollback drops all targets.  ``tuning_state action=in_sync`` compares them
+  with the live values.  Schema 1 (no targets) is read and written back as schema 2.
 
 Trust: whoever can write ``journal.json`` steers what rollback does as root, so the journal
 directory and every directory above it must be owned by root (or the running user) and not be
@@ -71,7 +75,7 @@ STATUSES = ("applying", "applied")
 _KEY = re.compile(r"^([a-z_]+):([^\x00-\x1f\x7f]+)$")
 _MODE = re.compile(r"^0?[0-7]{3,4}$")
 _TOP_FIELDS = frozenset(["schema", "originals", "generations", "next_generation", "targets"])
-_TARGET_FIELDS = frozenset(["keys", "node"])
+_TARGET_FIELDS = frozenset(["keys", "node", "run", "seq"])
 _ORIGINAL_FIELDS = frozenset(["value", "generation", "seq"])
 _GENERATION_FIELDS = frozenset(["id", "module", "status", "time", "changes", "reconciled", "run", "scope"])
 _CHANGE_FIELDS = frozenset(["key", "before", "after"])
@@ -260,6 +264,10 @@ class _Checker(object):
                     raise self.bad("%s: keys is not an object" % where)
                 if not isinstance(entry.get("node", {}), dict):
                     raise self.bad("%s: node is not an object" % where)
+                if not isinstance(entry.get("run", ""), str):
+                    raise self.bad("%s: run must be a string" % where)
+                if not _is_int(entry.get("seq", 0)) or entry.get("seq", 0) < 0:
+                    raise self.bad("%s: seq %r is not a non-negative integer" % (where, entry.get("seq")))
                 for key, value in entry["keys"].items():
                     self.value(self.key(key, where), value, where)
 
@@ -483,15 +491,30 @@ class Journal(object):
         """``{scope: {module: {"keys": {key: value}, "node": {...}}}}`` (see the module docstring)."""
         return self.data["targets"]
 
-    def targets_differ(self, scope: str, module: str, keys: Dict[str, Any], node: Dict[str, Any]) -> bool:
-        """Whether :meth:`set_targets` would change anything (a no-change rerun writes nothing)."""
-        return self.data["targets"].get(scope, {}).get(module) != {"keys": keys, "node": node}
+    def _entries(self) -> List[Dict[str, Any]]:
+        return [e for modules in self.data["targets"].values() for e in modules.values()]
 
-    def set_targets(self, scope: str, module: str, keys: Dict[str, Any], node: Dict[str, Any]) -> None:
-        """Store what the call of ``module`` in ``scope`` left the node at; only under the lock."""
-        if not self.targets_differ(scope, module, keys, node):
+    def targets_differ(self, scope: str, module: str, keys: Dict[str, Any], node: Dict[str, Any],
+                       run: Optional[str] = None) -> bool:
+        """Whether :meth:`set_targets` would write: the keys or the node differ from the entry, or an
+        entry of another run was stored after it (a no-change rerun writes nothing)."""
+        entry = self.data["targets"].get(scope, {}).get(module)
+        if entry is None or entry["keys"] != keys or entry.get("node") != node:
+            return True
+        seq = entry.get("seq", 0)
+        return any(e.get("seq", 0) > seq and e.get("run") != entry.get("run") for e in self._entries())
+
+    def set_targets(self, scope: str, module: str, keys: Dict[str, Any], node: Dict[str, Any],
+                    run: Optional[str] = None) -> None:
+        """Store what the call of ``module`` in ``scope`` left the node at, stamped with ``run`` and
+        the next ``seq``; only under the lock, and only when :meth:`targets_differ`."""
+        if not self.targets_differ(scope, module, keys, node, run):
             return
-        self.data["targets"].setdefault(scope, {})[module] = {"keys": dict(keys), "node": dict(node)}
+        entry: Dict[str, Any] = {"keys": dict(keys), "node": dict(node),
+                                 "seq": max([e.get("seq", 0) for e in self._entries()] + [0]) + 1}
+        if run:
+            entry["run"] = run
+        self.data["targets"].setdefault(scope, {})[module] = entry
         self._save()
 
     def interrupted(self) -> List[Dict[str, Any]]:

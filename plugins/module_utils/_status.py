@@ -128,7 +128,8 @@ def in_sync(host: Host, journal: _engine.Journal, profile_file: str, inputs_dige
 
     True only when the profile record carries ``inputs_digest`` (the last full tune had the same
     inputs), no generation is interrupted, every scope has targets in the journal (every module
-    call of that scope stored what it left the node at), the node's devices still fingerprint as
+    call of that scope stored what it left the node at) and none was stored after the record's own
+    (by a run that failed before it wrote the record), the node's devices still fingerprint as
     they did then, and every target key's live value is the same as its target (each domain's
     ``same``, as status's drift).  Every reason it is not is listed: ``{scope, module, key, reason}``
     (the fields that apply).  ``checked`` counts the keys read; ``record`` is the profile record
@@ -152,6 +153,12 @@ def in_sync(host: Host, journal: _engine.Journal, profile_file: str, inputs_dige
     targets = journal.targets()
     live_node: Optional[Dict[str, str]] = None
     checked = 0
+    # the profile record is the last call of a finished run: an entry stored after it was stored by
+    # a run that did not finish (its record was never written), whatever its values say
+    sealed = [e.get("seq", 0) for scope in scopes for e in targets.get(scope, {}).values()
+              if "file:" + profile_file in e["keys"]]
+    if not sealed:
+        reasons.append(_reason("no scope has the profile record %s among its targets" % profile_file))
     for scope in scopes:
         modules = targets.get(scope)
         if not modules:
@@ -162,6 +169,9 @@ def in_sync(host: Host, journal: _engine.Journal, profile_file: str, inputs_dige
             entry = modules[module]
             if live_node is None:
                 live_node = _fingerprint.fingerprint(host)
+            if sealed and entry.get("seq", 0) > max(sealed):
+                reasons.append(_reason("stored after the profile record was last written, by a run that did not "
+                                       "finish (%s)" % entry.get("run"), scope, module))
             changed = _fingerprint.differences(entry.get("node", {}), live_node)
             if changed:
                 reasons.append(_reason("the node's %s changed since this scope was applied" % ", ".join(changed),

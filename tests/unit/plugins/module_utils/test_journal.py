@@ -562,6 +562,9 @@ def _journal2(targets):
     (_journal2({"s": {"m": {"keys": {}, "node": {}, "extra": 1}}}), "unknown field"),
     (_journal2({"s": {"m": {"keys": {"bogus:x": 1}}}}), "unknown prefix 'bogus'"),
     (_journal2({"s": {"m": {"keys": {"dir:/x": "yes"}}}}), "dir: value must be true or false"),
+    (_journal2({"s": {"m": {"keys": {}, "run": 5}}}), "run must be a string"),
+    (_journal2({"s": {"m": {"keys": {}, "seq": -1}}}), "seq -1 is not a non-negative integer"),
+    (_journal2({"s": {"m": {"keys": {}, "seq": True}}}), "seq True is not a non-negative integer"),
 ])
 def test_targets_are_validated_on_load(host, tmp_path, content, message):
     path = tmp_path / "var/lib/hpcnet-rdma/journal.json"
@@ -583,7 +586,8 @@ def test_a_schema_1_journal_is_read_and_written_back_as_schema_2(host, tmp_path)
     j.set_targets("tuning.sysctl", "sysctl_tuning", {"sysctl:a": "2"}, {"cpus": "0-1"})
     data = json.loads(path.read_text())
     assert data["schema"] == 2 and data["originals"] == {"sysctl:a": {"value": "1", "generation": 1, "seq": 0}}
-    assert data["targets"] == {"tuning.sysctl": {"sysctl_tuning": {"keys": {"sysctl:a": "2"}, "node": {"cpus": "0-1"}}}}
+    assert data["targets"] == {"tuning.sysctl": {"sysctl_tuning": {"keys": {"sysctl:a": "2"}, "node": {"cpus": "0-1"},
+                                                                   "seq": 1}}}
 
 
 @pytest.mark.parametrize("keys, node, writes", [
@@ -602,7 +606,7 @@ def test_targets_are_written_only_when_they_differ(host, tmp_path, keys, node, w
     assert j.targets_differ("s", "m", keys, node) is writes
     j.set_targets("s", "m", keys, node)
     assert (path.stat().st_mtime_ns != stamp - 10 ** 9) is writes
-    assert Journal(host, JDIR).targets()["s"]["m"] == {"keys": keys, "node": node}
+    assert Journal(host, JDIR).targets()["s"]["m"] == {"keys": keys, "node": node, "seq": 2 if writes else 1}
 
 
 @pytest.mark.parametrize("scope_gens", [None, "last"])
@@ -620,3 +624,16 @@ def test_a_journal_with_only_targets_is_kept(host, tmp_path):
     j = Journal(host, JDIR)
     j.set_targets("s", "m", {"sysctl:a": "2"}, {})
     assert not j.is_empty() and (tmp_path / "var/lib/hpcnet-rdma/journal.json").exists()
+
+
+def test_an_entry_is_restamped_when_another_run_stored_after_it(host):
+    j = Journal(host, JDIR)
+    j.set_targets("a", "m", {"sysctl:a": "1"}, {}, "r1")
+    j.set_targets("b", "m", {"sysctl:b": "1"}, {}, "r1")
+    assert not j.targets_differ("a", "m", {"sysctl:a": "1"}, {}, "r2")   # same run after it: nothing to write
+    j.set_targets("a", "m", {"sysctl:a": "2"}, {}, "r2")                # r2 changed a: b is older than r2's a
+    assert j.targets_differ("b", "m", {"sysctl:b": "1"}, {}, "r2")
+    j.set_targets("b", "m", {"sysctl:b": "1"}, {}, "r2")
+    assert [(e["run"], e["seq"]) for e in (j.targets()["a"]["m"], j.targets()["b"]["m"])] == [("r2", 3), ("r2", 4)]
+    assert not j.targets_differ("a", "m", {"sysctl:a": "2"}, {}, "r3")
+    assert not j.targets_differ("b", "m", {"sysctl:b": "1"}, {}, "r3")

@@ -129,6 +129,12 @@ def _nothing(node):
     return None
 
 
+def _unfinished(node):
+    out = call(sysctl_tuning, node, {"sysctls": dict(SYSCTLS, **{"net.ipv4.tcp_sack": 1}), "context": "host",
+                                     "journal_run": "r9", "release_scope": "tuning.sysctl"})
+    assert out["changed"]
+
+
 # (what happens after a tune, the digest and scopes checked, whether in sync, the reasons' (scope, key, text))
 CASES = [
     ("in sync", _nothing, DIGEST, SCOPES, True, []),
@@ -141,9 +147,15 @@ CASES = [
     ("a new interface", _new_nic, DIGEST, SCOPES, False,
      [(s, None, "the node's addresses, netdevs changed") for s in SCOPES]),
     ("rollback scope=all", _rollback("all"), DIGEST, SCOPES, False,
-     [(None, None, "no profile is recorded")] + [(s, None, "no targets stored") for s in SCOPES]),
+     [(None, None, "no profile is recorded"), (None, None, "no scope has the profile record")]
+     + [(s, None, "no targets stored") for s in SCOPES]),
     ("rollback scope=last", _rollback("last"), DIGEST, SCOPES, False,
-     [(None, None, "no profile is recorded")] + [(s, None, "no targets stored") for s in SCOPES]),
+     [(None, None, "no profile is recorded"), (None, None, "no scope has the profile record")]
+     + [(s, None, "no targets stored") for s in SCOPES]),
+    # a run with other sysctls stopped before its record: the live values are its targets, the
+    # record still carries the earlier run's digest - a full run with that digest would change them
+    ("a run that did not finish", _unfinished, DIGEST, SCOPES, False,
+     [("tuning.sysctl", None, "stored after the profile record was last written, by a run that did not finish")]),
 ]
 
 
@@ -194,3 +206,20 @@ def test_a_rollback_that_restores_one_scope_drops_every_target(lab):
                               "release_scope": "tuning.sysctl"})
     _rollback("last")(lab)
     assert journal(lab)["targets"] == {}
+
+
+def test_the_run_after_an_unfinished_one_restamps_every_scope(lab):
+    """After an unfinished run, the next full run brings the values back and re-stamps every
+    scope's targets in call order, the record's last: in sync again, and the rerun after it writes
+    nothing."""
+    tune(lab)
+    _unfinished(lab)
+    assert not in_sync(lab)["in_sync"]
+    tune(lab, run="r10")
+    assert in_sync(lab)["in_sync"]
+    entries = journal(lab)["targets"]
+    assert [entries[s][m]["run"] for s in SCOPES for m in entries[s]] == ["r10"] * 3
+    path = lab.path(JOURNAL)
+    before = open(path, "rb").read()
+    tune(lab, run="r11")
+    assert open(path, "rb").read() == before
