@@ -1,0 +1,185 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The tuning role's inputs digest (the in_sync task's inputs_digest, rendered with Ansible's
+Templar): every variable of the tuning, rdma_core and fabric_app_config argument specs, every
+resolved value, the management address and the collection version change it; what a run
+produces (its id, registered results) does not.  And the fast path is only for full runs."""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from ..role_render import ROOT, load, render
+
+# The digest's lookups (varnames, vars) are plugins, and loading plugins installs Ansible's
+# collection finder for the whole process: the digests are rendered in a child process, all at once.
+CHILD = r"""
+import json, sys
+from ansible.plugins.loader import init_plugin_loader
+init_plugin_loader([])
+from ansible_collections.hpcnet.rdma.tests.unit.roles.role_render import render, trusted
+task, cases = json.load(sys.stdin)
+out = [render(task["hpcnet.rdma.tuning_state"]["inputs_digest"], dict(v, **trusted(task["vars"]))) for v in cases]
+json.dump(out, sys.stdout)
+"""
+
+MAIN = load("tuning", "tasks/main.yml")
+SYNC = next(t for t in MAIN if "hpcnet.rdma.tuning_state" in t)
+ROLE_VARS = load("tuning", "vars/main.yml")
+
+
+def _options(role):
+    return load(role, "meta/argument_specs.yml")["argument_specs"]["main"]["options"]
+
+
+# every variable a run can be given: the three roles' argument specs (rdma_core and fabric_app_config
+# are included by the tuning role and read their own variables from the inventory)
+OPTIONS = sorted(set(_options("tuning")) | set(_options("rdma_core")) | set(_options("fabric_app_config")))
+
+RESOLVED = {"name": "mpi", "digest": "sha256:aa", "chain": ["mpi"], "sysctls": {}, "nic": {}, "irq": {},
+            "qos": {}, "services": {}}
+
+
+def base_vars():
+    variables = dict(load("tuning", "defaults/main.yml"))
+    variables.update((k, v) for k, v in ROLE_VARS.items() if k in ("__rdma_collection_version", "__rdma_digest_exclude",
+                                                                   "__rdma_record_path"))
+    variables.update({
+        "inventory_hostname": "node1", "ansible_host": "10.0.0.1",
+        "__rdma_run": "20261205T000000Z-000001", "__rdma_resolved": RESOLVED,
+        "__rdma_sysctls": {"net.ipv4.tcp_sack": 0}, "__rdma_nic_defaults": {"mtu": 9000},
+        "__rdma_irq_policy": "spread-local", "__rdma_irq_reserved_cpus": "",
+        "__rdma_qos": {}, "__rdma_services": {"stop": [], "disable": []},
+        "__rdma_module_mode": "both", "__rdma_management_connection": "none",
+    })
+    return variables
+
+
+def digests(cases):
+    """The inputs digest for each dict of variables."""
+    done = subprocess.run([sys.executable, "-c", CHILD], input=json.dumps([SYNC, cases]), capture_output=True,
+                          text=True, check=False, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _other(value):
+    """A value of another type or content than ``value``."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float)):
+        return value + 1
+    if isinstance(value, str):
+        return value + "x"
+    if isinstance(value, list):
+        return value + ["x"]
+    if isinstance(value, dict):
+        return dict(value, x=1)
+    return "set"
+
+
+def _with(name, value):
+    variables = base_vars()
+    variables[name] = value
+    return variables
+
+
+CHANGING = [(name, _other(base_vars().get(name))) for name in OPTIONS if name != "rdma_fast_rerun"] + [
+    ("__rdma_resolved", dict(RESOLVED, name="offpeak")),
+    ("__rdma_resolved", dict(RESOLVED, digest="sha256:bb")),
+    ("__rdma_resolved", dict(RESOLVED, chain=["site", "mpi"])),
+    ("__rdma_sysctls", {"net.ipv4.tcp_sack": 1}),
+    ("__rdma_nic_defaults", {"mtu": 4200}),
+    ("__rdma_irq_policy", "single"),
+    ("__rdma_irq_reserved_cpus", "0"),
+    ("__rdma_qos", {"interfaces": ["data0"]}),
+    ("__rdma_services", {"stop": ["irqbalance.service"], "disable": []}),
+    ("__rdma_module_mode", "persist"),
+    ("__rdma_management_connection", "network"),
+    ("ansible_host", "10.0.0.2"),
+    ("__rdma_collection_version", "0.2.0"),
+    ("__rdma_record_path", "/etc/elsewhere.json"),
+    ("rdma_site_extra", "any rdma_* variable the inventory sets"),
+    ("fabric_app_config_extra", "any fabric_app_config_* variable"),
+]
+KEEPING = [
+    ("__rdma_run", "20261206T000000Z-000002"),        # every run has its own id
+    ("rdma_core_packages_result", {"changed": True}),  # results of an earlier play
+    ("rdma_core_reboot_required", True),
+    ("fabric_app_config_result", {"changed": True}),
+    ("rdma_fast_rerun", False),                        # whether the check may skip, not what a run does
+    ("ansible_check_mode", True),                      # a check-mode rerun may take the fast path too
+    ("unrelated_variable", 1),
+]
+
+
+@pytest.fixture(scope="module")
+def rendered():
+    out = digests([base_vars()] + [_with(n, v) for n, v in CHANGING + KEEPING])
+    return out[0], dict(zip(range(len(CHANGING) + len(KEEPING)), out[1:]))
+
+
+@pytest.mark.parametrize("index", range(len(CHANGING)), ids=[n for n, _v in CHANGING])
+def test_every_variable_and_resolved_value_changes_the_digest(rendered, index):
+    """Every variable of the three argument specs, any other rdma_* or fabric_app_config_* one,
+    every resolved value, the management address and the collection version."""
+    base, out = rendered
+    assert len(base) == 64 and out[index] != base, CHANGING[index]
+
+
+@pytest.mark.parametrize("index", range(len(KEEPING)), ids=[n for n, _v in KEEPING])
+def test_what_a_run_produces_does_not_change_the_digest(rendered, index):
+    base, out = rendered
+    assert out[len(CHANGING) + index] == base, KEEPING[index]
+
+
+def test_the_collection_version_is_galaxy_yml_s():
+    with open(ROOT + "/galaxy.yml", encoding="utf-8") as f:
+        assert ROLE_VARS["__rdma_collection_version"] == yaml.safe_load(f)["version"]
+
+
+def fast_allowed(**overrides):
+    variables = dict(load("tuning", "defaults/main.yml"), ansible_run_tags=["all"], ansible_skip_tags=[])
+    variables.update(overrides)
+    return render("{{ %s }}" % ROLE_VARS["__rdma_fast_allowed"].strip().lstrip("{").rstrip("}"), variables)
+
+
+@pytest.mark.parametrize("overrides, allowed", [
+    ({}, True),
+    ({"rdma_fast_rerun": False}, False),
+    ({"ansible_run_tags": ["sysctl"]}, False),
+    ({"ansible_run_tags": ["all", "sysctl"]}, False),
+    ({"ansible_skip_tags": ["irq"]}, False),
+    ({"rdma_switch": True}, False),
+    ({"rdma_mode": "bake"}, False),
+])
+def test_the_fast_path_is_for_full_runs_only(overrides, allowed):
+    assert fast_allowed(**overrides) is allowed
+
+
+def test_the_scopes_are_the_concerns_release_scopes():
+    variables = dict(load("tuning", "defaults/main.yml"), __rdma_qos={})
+    scopes = lambda **kw: render(ROLE_VARS["__rdma_scopes"], dict(copy.deepcopy(variables), **kw))  # noqa: E731
+    assert scopes() == ["tuning.sysctl", "tuning.nic", "tuning.irq", "tuning.qos", "tuning.services", "tuning.record"]
+    assert scopes(rdma_stack=True)[0] == "tuning.stack"
+    assert "tuning.app_config" in scopes(__rdma_qos={"interfaces": ["data0"]})
+    assert "tuning.app_config" not in scopes(__rdma_qos={"interfaces": ["data0"], "app_config": False})
+
+
+def test_every_concern_ends_with_the_role_when_in_sync():
+    names = [t.get("name") for t in MAIN]
+    end = next(i for i, t in enumerate(MAIN) if t.get("ansible.builtin.meta") == "end_role")
+    assert MAIN[end]["when"] == "__rdma_fast | bool" and MAIN[end]["tags"] == ["always"]
+    assert names.index(SYNC["name"]) < end
+    concerns = [i for i, t in enumerate(MAIN) if t.get("ansible.builtin.import_tasks", "summary.yml") != "summary.yml"]
+    assert concerns and min(concerns) > end
+    summaries = [t for t in MAIN if t.get("ansible.builtin.import_tasks") == "summary.yml"]
+    assert [t["when"] for t in summaries] == ["__rdma_fast | bool", "not __rdma_fast | bool"]
