@@ -110,9 +110,17 @@ def context(host: Host) -> Dict[str, Any]:
     return {"container": host.in_container(), "mounts": mounts}
 
 
-def _section(read: Callable[[], Any], digest: bool = True) -> str:
+def cpus(host: Host) -> str:
+    return (host.read(ONLINE) or "").strip()
+
+
+def kernel(host: Host) -> str:
+    return (host.read("/proc/sys/kernel/osrelease") or "").strip()
+
+
+def _section(read: Callable[[Host], Any], host: Host, digest: bool = True) -> str:
     try:
-        value = read()
+        value = read(host)
     except Exception as e:  # noqa: BLE001 - an unreadable section is a stable, named value
         return "unreadable: %s" % e
     return _digest(value) if digest else str(value)
@@ -121,13 +129,13 @@ def _section(read: Callable[[], Any], digest: bool = True) -> str:
 def fingerprint(host: Host) -> Dict[str, str]:
     """``{section: digest}`` for :data:`SECTIONS` (cpus and kernel as they read)."""
     return {
-        "netdevs": _section(lambda: netdevs(host)),
-        "addresses": _section(lambda: _iproute.addrs(host)),
-        "irqs": _section(lambda: irqs(host)),
-        "cpus": _section(lambda: (host.read(ONLINE) or "").strip(), digest=False),
-        "rdma": _section(lambda: rdma(host)),
-        "kernel": _section(lambda: (host.read("/proc/sys/kernel/osrelease") or "").strip(), digest=False),
-        "context": _section(lambda: context(host)),
+        "netdevs": _section(netdevs, host),
+        "addresses": _section(_iproute.addrs, host),
+        "irqs": _section(irqs, host),
+        "cpus": _section(cpus, host, digest=False),
+        "rdma": _section(rdma, host),
+        "kernel": _section(kernel, host, digest=False),
+        "context": _section(context, host),
     }
 
 

@@ -174,8 +174,8 @@ def test_in_sync(lab, what, after, digest, scopes, expected, reasons, check):
     for (scope, key, text), (gscope, gkey, gtext) in zip(reasons, got):
         assert (scope, key) == (gscope, gkey) and text in gtext, got
     if expected:
-        assert "msg" not in out and out["checked"] == len([k for s in journal(lab)["targets"].values()
-                                                            for m in s.values() for k in m["keys"]])
+        stored = [k for entries in journal(lab)["targets"].values() for e in entries.values() for k in e["keys"]]
+        assert "msg" not in out and out["checked"] == len(stored)
     else:
         assert out["msg"].startswith("not in sync: ")
 

@@ -167,7 +167,10 @@ def test_the_fast_path_is_for_full_runs_only(overrides, allowed):
 
 def test_the_scopes_are_the_concerns_release_scopes():
     variables = dict(load("tuning", "defaults/main.yml"), __rdma_qos={})
-    scopes = lambda **kw: render(ROLE_VARS["__rdma_scopes"], dict(copy.deepcopy(variables), **kw))  # noqa: E731
+
+    def scopes(**kw):
+        return render(ROLE_VARS["__rdma_scopes"], dict(copy.deepcopy(variables), **kw))
+
     assert scopes() == ["tuning.sysctl", "tuning.nic", "tuning.irq", "tuning.qos", "tuning.services", "tuning.record"]
     assert scopes(rdma_stack=True)[0] == "tuning.stack"
     assert "tuning.app_config" in scopes(__rdma_qos={"interfaces": ["data0"]})
