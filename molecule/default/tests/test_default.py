@@ -63,7 +63,14 @@ def test_link_file_persists_the_nic_settings(host):
 
 def test_journal_holds_the_originals(host):
     journal = json.loads(host.file("/var/lib/hpcnet-rdma/journal.json").content_string)
-    assert journal["schema"] == 1
+    assert journal["schema"] == 2
+    # the targets of every scope of the run (the in-sync fast path's proof), the record's stored last
+    targets = journal["targets"]
+    assert sorted(targets) == ["tuning.irq", "tuning.nic", "tuning.qos", "tuning.record", "tuning.services",
+                               "tuning.sysctl"]
+    assert targets["tuning.nic"]["nic_tuning"]["keys"]["nic:data0:mtu"] == 9000
+    seqs = dict((s, e["seq"]) for s, entries in targets.items() for e in entries.values())
+    assert max(seqs.values()) == seqs["tuning.record"]
     # one tuning run: sysctls, the NIC, then the applied profile recorded (managed_files)
     assert [g["module"] for g in journal["generations"]] == ["sysctl_tuning", "nic_tuning", "managed_files"]
     assert len({g["run"] for g in journal["generations"]}) == 1

@@ -147,7 +147,8 @@ def test_the_collection_version_is_galaxy_yml_s():
 
 
 def fast_allowed(**overrides):
-    variables = dict(load("tuning", "defaults/main.yml"), ansible_run_tags=["all"], ansible_skip_tags=[])
+    variables = dict(load("tuning", "defaults/main.yml"), ansible_run_tags=["all"], ansible_skip_tags=[],
+                     __rdma_concern_tags=ROLE_VARS["__rdma_concern_tags"])
     variables.update(overrides)
     return render("{{ %s }}" % ROLE_VARS["__rdma_fast_allowed"].strip().lstrip("{").rstrip("}"), variables)
 
@@ -158,6 +159,9 @@ def fast_allowed(**overrides):
     ({"ansible_run_tags": ["sysctl"]}, False),
     ({"ansible_run_tags": ["all", "sysctl"]}, False),
     ({"ansible_skip_tags": ["irq"]}, False),
+    ({"ansible_skip_tags": ["always"]}, False),
+    ({"ansible_skip_tags": ["tagged"]}, False),
+    ({"ansible_skip_tags": ["molecule-notest", "notest"]}, True),   # skips nothing of the role
     ({"rdma_switch": True}, False),
     ({"rdma_mode": "bake"}, False),
 ])
