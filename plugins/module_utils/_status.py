@@ -66,7 +66,9 @@ def profile(host: Host, path: str, applied: Dict[str, Dict[str, Any]]) -> Option
 
 
 def status(host: Host, journal: _engine.Journal, profile_file: Optional[str] = None) -> Dict[str, Any]:
-    """generations, tuned (original and live value of each key), interrupted, drift and, with a
+    """generations, tuned (original and live value of each journaled key), interrupted, drift (each
+    journaled key against the value the collection last set; each key a call found already right -
+    in the journal's targets only - against its target, with its ``scope``) and, with a
     ``profile_file``, the recorded profile; ``journal`` is loaded (or locked) by the caller."""
     tuned = {}
     drift = []
@@ -84,6 +86,21 @@ def status(host: Host, journal: _engine.Journal, profile_file: Optional[str] = N
         if key in applied and not domains.same(key, current, applied[key]["value"]):
             drift.append({"key": key, "applied": shown(key, applied[key]["value"]), "current": shown(key, current),
                           "since_generation": applied[key]["generation"]})
+    # A key a call manages that was already right when it ran is in no generation (nothing changed);
+    # its drift is read against the journal's targets - what the newest call of its scope left it at.
+    for scope, modules in sorted(journal.targets().items()):
+        for module in sorted(modules):
+            for key, target in sorted(modules[module]["keys"].items()):
+                if key in tuned or key.startswith("dir:") or any(d["key"] == key for d in drift):
+                    continue
+                try:
+                    current = domains.read_value(host, key)
+                except HostError as e:
+                    drift.append({"key": key, "applied": shown(key, target), "error": str(e), "scope": scope})
+                    continue
+                if not domains.same(key, current, target):
+                    drift.append({"key": key, "applied": shown(key, target), "current": shown(key, current),
+                                  "scope": scope})
     gens = []
     for g in journal.generations():
         gen = {"id": g["id"], "module": g.get("module"), "status": g.get("status"), "time": g.get("time"),

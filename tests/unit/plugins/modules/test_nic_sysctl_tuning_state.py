@@ -181,3 +181,31 @@ def test_corrupt_journal_blocks_every_module(lab):
     with pytest.raises(Failed, match="is corrupt"):
         state(lab, action="rollback")
     assert lab.snapshot() == before
+
+
+def test_drift_of_a_key_that_was_already_right(lab):
+    """A key the call found at its value is in no generation; status still reports its drift (against the
+    journal's targets of that release scope) - irqbalance moving an IRQ that was already where the profile
+    wants it is drift like any other."""
+    sysctl(lab, sysctls={"net.ipv4.tcp_sack": 0, "vm.swappiness": 60}, mode="runtime", release_scope="tuning.sysctl")
+    status = state(lab, action="status")
+    assert "sysctl:vm.swappiness" not in status["tuned"]          # unchanged: no original, no generation
+    assert status["drift"] == []
+    lab.sysctl("vm.swappiness", "30")
+    lab.sysctl("net.ipv4.tcp_sack", "1")
+    drift = dict((d["key"], d) for d in state(lab, action="status")["drift"])
+    assert drift["sysctl:vm.swappiness"] == {"key": "sysctl:vm.swappiness", "applied": "60", "current": "30",
+                                             "scope": "tuning.sysctl"}
+    assert drift["sysctl:net.ipv4.tcp_sack"]["since_generation"] == 1   # changed by the call: journal vs live
+    assert "scope" not in drift["sysctl:net.ipv4.tcp_sack"]
+
+
+def test_no_target_drift_without_a_release_scope_or_after_rollback(lab):
+    sysctl(lab, sysctls={"vm.swappiness": 60}, mode="runtime")
+    lab.sysctl("vm.swappiness", "30")
+    assert state(lab, action="status")["drift"] == []               # no scope: no targets were stored
+    lab.sysctl("vm.swappiness", "60")
+    sysctl(lab, sysctls={"vm.swappiness": 60, "net.ipv4.tcp_sack": 0}, mode="runtime", release_scope="tuning.sysctl")
+    state(lab, action="rollback", scope="all")
+    lab.sysctl("vm.swappiness", "30")
+    assert state(lab, action="status")["drift"] == []               # rollback dropped the targets
