@@ -89,13 +89,16 @@ def irqs(host: Host) -> Dict[str, List[str]]:
 
 
 def rdma(host: Host) -> Dict[str, Any]:
-    """Per RDMA device: its ports and the netdev of each (soft-RoCE links, HCAs)."""
+    """Per RDMA device: its ports and its netdevs - the ``parent`` of a software device (soft-RoCE,
+    siw), else the device's ``device/net`` (an HCA).  Not the GID table: the kernel fills it a
+    moment after a soft-RoCE link appears, so a call that created rxe0 would store a fingerprint
+    the next run no longer sees."""
     out = {}
     for dev in host.listdir(RDMA):
-        ports = {}
-        for port in host.listdir("%s/%s/ports" % (RDMA, dev)):
-            ports[port] = (host.read("%s/%s/ports/%s/gid_attrs/ndevs/0" % (RDMA, dev, port)) or "").strip()
-        out[dev] = ports
+        base = "%s/%s" % (RDMA, dev)
+        parent = (host.read(base + "/parent") or "").strip()
+        out[dev] = {"ports": host.listdir(base + "/ports"),
+                    "netdevs": [parent] if parent else host.listdir(base + "/device/net")}
     return out
 
 
