@@ -131,6 +131,9 @@ drift:
     - Keys whose live value differs from the value the collection last set (or that cannot be read any
       more), each with the applied and current value (files as size, sha256, mode and owner) and the
       generation that set it.
+    - A key a call found already at its value is in no generation; it is compared with the journal's
+      target for its release scope instead, and its entry has the release scope (C(scope)) in
+      place of the generation.
   returned: when O(action=status)
   type: list
   elements: dict
