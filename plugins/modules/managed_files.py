@@ -104,94 +104,10 @@ generation:
   sample: 5
 """
 
-import re
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _spec
-from ansible_collections.hpcnet.rdma.plugins.module_utils._engine import Engine
+from ansible_collections.hpcnet.rdma.plugins.module_utils._managed_files import ARGUMENT_SPEC, run
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
-from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
-
-ARGUMENT_SPEC = _spec.argument_spec(dict(
-    files=dict(type="list", elements="dict", required=True, options=dict(
-        path=dict(type="path", required=True),
-        content=dict(type="str", no_log=True),
-        mode=dict(type="raw", default="0644"),
-        state=dict(type="str", choices=["present", "absent"], default="present"),
-    )),
-), _spec.JOURNAL_DIR, _spec.RUN)
-
-_MODE = re.compile(r"^0?[0-7]{3}$")
-
-
-def file_mode(value: object) -> str:
-    """``"0644"`` from a mode option: a string is octal, an integer the numeric mode (ansible-core's
-    file modules read ``mode: 0644`` unquoted, the YAML integer 420, the same way).  ValueError."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        if 0 <= value <= 0o777:
-            return "%04o" % value
-        raise ValueError("%r is the integer %d (octal %s), not a permission mode; quote octal modes: \"0644\""
-                         % (value, value, "0%o" % value if value >= 0 else "-0%o" % -value))
-    if isinstance(value, str) and _MODE.match(value):
-        return "%04o" % int(value, 8)
-    raise ValueError("%r is not an octal mode; allowed: e.g. \"0644\" (permission bits only)" % (value,))
-
-
-def validate(files: list) -> list:
-    """Normalised entries; ValueError naming the entry for bad input."""
-    out, seen = [], {}
-    for i, f in enumerate(files):
-        try:
-            path = _files.normal_path(f["path"])
-        except ValueError as e:
-            raise ValueError("files[%d].path: %s" % (i, e))
-        if path in seen:
-            first = seen[path]
-            raise ValueError("files[%d].path: %s is given twice (files[%d].path %r and files[%d].path %r)"
-                             % (i, path, first, files[first]["path"], i, f["path"]))
-        seen[path] = i
-        try:
-            mode = file_mode(f["mode"])
-        except ValueError as e:
-            raise ValueError("files[%d].mode: %s" % (i, e))
-        if f["state"] == "present" and f["content"] is None:
-            raise ValueError("files[%d].content: required for %s with state present" % (i, path))
-        out.append({"path": path, "mode": mode, "state": f["state"], "content": f["content"]})
-    return out
-
-
-def build_plan(host: Host, files: list):
-    p, previous = Plan(), {}
-    for f in files:
-        before = host.file_state(f["path"])
-        after = _files.owned(f["content"], f["mode"]) if f["state"] == "present" else None
-        # the directories a created file needs are journaled by the engine (with_parent_dirs)
-        previous["file:" + f["path"]] = before
-        p.add("file:" + f["path"], before, after)
-    return p, previous
-
-
-def run(module, host: Host) -> dict:
-    try:
-        files = validate(module.params["files"])
-    except ValueError as e:
-        module.fail_json(msg=str(e))
-    engine = Engine(module, host, module.params["journal_dir"], domains=(_files.DOMAINS,))
-    return without_content(engine.run("managed_files", lambda: build_plan(host, files)))
-
-
-def without_content(out: dict) -> dict:
-    """The result with every file state's content replaced by its size and sha1 (content is
-    no_log, as in ansible.builtin.copy; the journal on the node keeps the bytes)."""
-    out = dict(out)
-    for field in ("previous", "current"):
-        if field in out:
-            out[field] = dict((k, _files.summary(v)) for k, v in out[field].items())
-    if "changes" in out:
-        out["changes"] = [dict(c, before=_files.summary(c["before"]), after=_files.summary(c["after"]))
-                          for c in out["changes"]]
-    return out
 
 
 def main() -> None:

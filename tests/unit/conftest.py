@@ -10,6 +10,7 @@ simulation for unit tests only; the Molecule scenarios exercise the real tools o
 """
 from __future__ import annotations
 
+import copy
 import json
 import os
 from typing import Any, Dict, List, Optional, Tuple
@@ -40,7 +41,9 @@ class FakeModule(object):
 
     def __init__(self, spec: Dict[str, Any], params: Dict[str, Any], check_mode: bool = False,
                  diff: bool = True) -> None:
-        result = ArgumentSpecValidator(spec).validate(params)
+        # a copy: the validator writes into the spec it is given (defaults of dict suboptions), and the
+        # modules' specs are shared module_utils objects (AnsibleModule validates once per process)
+        result = ArgumentSpecValidator(copy.deepcopy(spec)).validate(params)
         if result.error_messages:
             raise Failed("; ".join(result.error_messages))
         self.params = result.validated_parameters

@@ -15,7 +15,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.hpcnet.rdma.plugins.filter import profiles as profiles_filter
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _link, _qos, _spec
-from ansible_collections.hpcnet.rdma.plugins.modules import irq_affinity, nic_tuning, roce_qos
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _irq_affinity as irq_affinity, _nic_tuning as nic_tuning, _roce_qos as roce_qos
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _profiles
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils._profiles import ProfileError, resolve
 
