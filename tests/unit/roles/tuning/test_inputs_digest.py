@@ -2,7 +2,7 @@
 # Copyright (c) 2026 hpcnet.rdma contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The tuning role's inputs digest (the in_sync task's inputs_digest, rendered with Ansible's
+"""The tuning role's inputs digest (vars/main.yml's __rdma_inputs_digest, rendered with Ansible's
 Templar): every variable of the tuning, rdma_core and fabric_app_config argument specs, every
 resolved value, the management address and the collection version change it; what a run
 produces (its id, registered results) does not.  And the fast path is only for full runs."""
@@ -27,13 +27,14 @@ from ansible.plugins.loader import init_plugin_loader
 init_plugin_loader([])
 from ansible_collections.hpcnet.rdma.tests.unit.roles.role_render import render, trusted
 task, cases = json.load(sys.stdin)
-out = [render(task["hpcnet.rdma.tuning_state"]["inputs_digest"], dict(v, **trusted(task["vars"]))) for v in cases]
+out = [render(task["__rdma_inputs_digest"], dict(v, **trusted(task))) for v in cases]
 json.dump(out, sys.stdout)
 """
 
 MAIN = load("tuning", "tasks/main.yml")
-SYNC = next(t for t in MAIN if "hpcnet.rdma.tuning_state" in t)
 ROLE_VARS = load("tuning", "vars/main.yml")
+# the digest and what it is computed from (vars/main.yml, lazily templated where a task uses it)
+SYNC = dict((k, ROLE_VARS[k]) for k in ("__rdma_inputs_digest", "__rdma_inputs", "__rdma_input_vars"))
 
 
 def _options(role):
@@ -182,11 +183,37 @@ def test_the_scopes_are_the_concerns_release_scopes():
 
 
 def test_every_concern_ends_with_the_role_when_in_sync():
-    names = [t.get("name") for t in MAIN]
-    end = next(i for i, t in enumerate(MAIN) if t.get("ansible.builtin.meta") == "end_role")
-    assert MAIN[end]["when"] == "__rdma_fast | bool" and MAIN[end]["tags"] == ["always"]
-    assert names.index(SYNC["name"]) < end
-    concerns = [i for i, t in enumerate(MAIN) if t.get("ansible.builtin.import_tasks", "summary.yml") != "summary.yml"]
-    assert concerns and min(concerns) > end
+    """The fast path (fast.yml: the summary, then end_role) comes after each place the in-sync answer
+    is read - main.yml's tuning_state call, apply.yml's node_tuning call - and before anything that
+    changes the node: the stack's role, the app config's role, the record's own call."""
+    fast = load("tuning", "tasks/fast.yml")
+    assert [t.get("ansible.builtin.meta") for t in fast] == [None, "end_role"]
+    assert [t.get("ansible.builtin.import_tasks") for t in fast] == ["summary.yml", None]
+    assert all(t["when"] == "__rdma_fast | bool" for t in fast)
+    before = load("tuning", "tasks/before.yml")
+    steps = [t.get("ansible.builtin.import_tasks") or next(k for k in t if k.startswith(("hpcnet.", "ansible.")))
+             for t in before]
+    assert steps == ["hpcnet.rdma.tuning_state", "fast.yml", "ansible.builtin.assert", "stack.yml"]
+    imports = [t.get("ansible.builtin.import_tasks") for t in MAIN]
+    include = next(i for i, t in enumerate(MAIN) if "ansible.builtin.include_tasks" in t)
+    second = imports.index("fast.yml")
+    assert include < imports.index("apply.yml") < second < imports.index("app_config.yml")
+    assert second < next(i for i, t in enumerate(MAIN) if "hpcnet.rdma.node_tuning" in t)
     summaries = [t for t in MAIN if t.get("ansible.builtin.import_tasks") == "summary.yml"]
-    assert [t["when"] for t in summaries] == ["__rdma_fast | bool", "not __rdma_fast | bool"]
+    assert [t["when"] for t in summaries] == ["not __rdma_fast | bool"]
+
+
+def test_the_sync_is_asked_once_per_run():
+    """main.yml's tuning_state call runs exactly when something must happen before apply.yml's call
+    (the stack's role, a switch that needs a record); apply.yml's call asks (sync) exactly otherwise."""
+    check = next(t for t in load("tuning", "tasks/before.yml") if "hpcnet.rdma.tuning_state" in t)
+    include = next(t for t in MAIN if "ansible.builtin.include_tasks" in t)
+    assert include["when"] == "rdma_stack | bool or (rdma_switch | bool and rdma_switch_requires_profile | bool)"
+    assert check["register"] == "__rdma_sync_first" and "when" not in check
+    # a run that does not include before.yml starts from "skipped" (not an earlier play's answer)
+    resolve = next(t for t in MAIN if "__rdma_run" in t.get("ansible.builtin.set_fact", {}))
+    assert resolve["ansible.builtin.set_fact"]["__rdma_sync_first"] == {"skipped": True}
+    apply_call = load("tuning", "tasks/apply.yml")[0]
+    assert apply_call["hpcnet.rdma.node_tuning"]["sync"] == \
+        "{{ omit if __rdma_sync_first is not skipped else __rdma_sync_options }}"
+    assert apply_call["vars"]["__rdma_sync_options"]["skip"] == "{{ __rdma_fast_allowed | bool }}"

@@ -43,21 +43,41 @@ SPEC = load("meta", "argument_specs.yml")["argument_specs"]["main"]["options"]
 MAIN = tasks_of("main")
 
 
-def test_main_imports_one_file_per_concern_tagged_with_its_name():
+# The concerns that are steps of apply.yml's one hpcnet.rdma.node_tuning call (vars/main.yml:
+# __rdma_step_of), and the module each runs; the others (stack, app_config) include a role.
+STEP_MODULES = {"sysctl": "sysctl_tuning", "nic": "nic_tuning", "irq": "irq_affinity", "qos": "roce_qos",
+                "services": "service_state", "record": "managed_files"}
+ROLE_VARS = load("vars", "main.yml")
+
+
+def test_main_imports_the_role_concerns_and_the_one_call():
     imports = [(t["ansible.builtin.import_tasks"], t["tags"]) for t in MAIN if "ansible.builtin.import_tasks" in t]
-    # the summary twice: the in-sync fast path's (before the role ends for the host), the full run's
-    assert imports == [("summary.yml", ["always"])] + [(c + ".yml", [c]) for c in CONCERNS] + \
-        [("summary.yml", ["always"])]
-    assert load("vars", "main.yml")["__rdma_concern_tags"] == CONCERNS
+    # the fast path after the one call (which may have found the node in sync); the app config after
+    # it (it needs the qos result); before.yml (included): the check, the fast path, the stack
+    assert imports == [("apply.yml", ["always"]), ("fast.yml", ["always"]), ("app_config.yml", ["app_config"]),
+                       ("summary.yml", ["always"])]
+    (include,) = [t for t in MAIN if "ansible.builtin.include_tasks" in t]
+    assert include["ansible.builtin.include_tasks"] == "before.yml" and include["tags"] == ["always"]
+    assert include["when"] == "rdma_stack | bool or (rdma_switch | bool and rdma_switch_requires_profile | bool)"
+    before = [(t.get("ansible.builtin.import_tasks"), t["tags"]) for t in tasks_of("before")]
+    assert before == [(None, ["always"]), ("fast.yml", ["always"]), (None, ["always"]), ("stack.yml", ["stack"])]
+    assert ROLE_VARS["__rdma_concern_tags"] == CONCERNS
+    assert set(ROLE_VARS["__rdma_step_of"]) | {"stack", "app_config"} == set(CONCERNS)
 
 
 def test_checks_run_with_any_tag_and_before_any_change():
-    checks = [t for t in MAIN if "ansible.builtin.import_tasks" not in t]
-    assert checks and all(t["tags"] == ["always"] for t in checks)
+    first_concern = next(i for i, t in enumerate(MAIN) if "ansible.builtin.include_tasks" in t)
+    checks = MAIN[:first_concern] + tasks_of("before")[:-1]
+    assert checks and all(t["tags"] == ["always"] for t in checks[1:])
+    # the tags check also carries every concern's tag, for --list-tags
+    assert checks[0]["name"] == "Tags select at least one concern" and checks[0]["tags"] == ["always"] + CONCERNS
     assert {action(t) for t in checks} <= {"ansible.builtin.assert", "ansible.builtin.set_fact",
-                                           "hpcnet.rdma.tuning_state", "ansible.builtin.meta"}
+                                           "hpcnet.rdma.tuning_state", "ansible.builtin.import_tasks"}
     # the one module call before the concerns only reads
     assert [t["hpcnet.rdma.tuning_state"]["action"] for t in checks if "hpcnet.rdma.tuning_state" in t] == ["in_sync"]
+    # the fast path changes nothing and ends the role
+    assert {action(t) for t in tasks_of("fast")} == {"ansible.builtin.meta", "ansible.builtin.import_tasks"}
+    assert all(t["when"] == "__rdma_fast | bool" for t in tasks_of("fast"))
 
 
 def test_run_id_and_mode_are_computed_once():
@@ -69,20 +89,43 @@ def test_run_id_and_mode_are_computed_once():
         next(f["__rdma_resolved"] for f in facts if "__rdma_resolved" in f)
 
 
+def test_the_concerns_are_one_node_tuning_call_in_the_run():
+    """apply.yml's call (and the record's own call after the app config) join the run, with the
+    role's journal and module mode; the record's own call is exactly when apply.yml leaves it out."""
+    apply_call, record_call = [t for t in tasks_of("apply") + MAIN if "hpcnet.rdma.node_tuning" in t]
+    for call in (apply_call, record_call):
+        options = call["hpcnet.rdma.node_tuning"]
+        assert options["journal_run"] == RUN and options["journal_dir"] == "{{ rdma_journal_dir }}"
+    assert apply_call["hpcnet.rdma.node_tuning"]["mode"] == "{{ __rdma_module_mode }}"
+    assert apply_call["hpcnet.rdma.node_tuning"]["steps"] == "{{ __rdma_apply_steps }}"
+    assert "__rdma_app_config_runs" in ROLE_VARS["__rdma_apply_steps"]
+    assert record_call["hpcnet.rdma.node_tuning"]["steps"] == "{{ __rdma_record_steps }}"
+    assert "__rdma_app_config_runs" in record_call["when"]
+    assert tasks_of("app_config")[0]["when"] == "__rdma_app_config_runs | bool"
+
+
 @pytest.mark.parametrize("concern", CONCERNS)
 def test_every_journaling_call_joins_the_run_with_its_release_scope(concern):
+    """A step concern is one step, named after the concern, with its release scope and nothing else of
+    the run (apply.yml gives every step journal_run, journal_dir and mode); a role concern includes
+    its role with module_defaults."""
+    from ansible_collections.hpcnet.rdma.plugins.module_utils._node_tuning import STEPS
+
     scope = "tuning." + concern
+    if concern in ROLE_VARS["__rdma_step_of"]:
+        step = ROLE_VARS["__rdma_step_of"][concern]
+        assert step["name"] == concern and step["module"] == STEP_MODULES[concern] and step["module"] in STEPS
+        args = step["args"]
+        if isinstance(args, str):    # qos: its options filtered from the profile's section
+            assert "'release_scope': '%s'" % scope in args
+        else:
+            assert args["release_scope"] == scope
+            assert not {"journal_run", "journal_dir", "mode"} & set(args), concern
+        return
     calls = 0
     for task in tasks_of(concern):
         name = action(task)
-        if name in JOURNALING:
-            calls += 1
-            assert task[name]["journal_run"] == RUN, (concern, task["name"])
-            assert task[name]["release_scope"] == scope, (concern, task["name"])
-            assert task[name]["journal_dir"] == "{{ rdma_journal_dir }}", (concern, task["name"])
-            if name != "hpcnet.rdma.managed_files":
-                assert task[name]["mode"] in ("{{ __rdma_module_mode }}",), (concern, task["name"])
-        elif name == "ansible.builtin.include_role":
+        if name == "ansible.builtin.include_role":
             calls += 1
             role = task[name]["name"]
             apply = task[name]["apply"]
@@ -92,13 +135,17 @@ def test_every_journaling_call_joins_the_run_with_its_release_scope(concern):
                 assert options == {"journal_run": RUN, "release_scope": scope}, role
         else:
             assert name is None or not name.startswith("hpcnet."), (concern, name)
-    assert calls == 1, "one module call (or role) per concern"
+    assert calls == 1, "one role per role concern"
 
 
 @pytest.mark.parametrize("concern", CONCERNS)
 def test_every_concern_runs_in_bake_mode_too(concern):
     """rdma_mode=bake reaches every concern (module mode persist, rdma_core_mode) and skips none: a
     part that cannot be baked must say so in its module's result, not vanish from the bake."""
+    if concern in ROLE_VARS["__rdma_step_of"]:
+        assert "rdma_mode" not in str(ROLE_VARS["__rdma_step_of"][concern])
+        assert "rdma_mode" not in ROLE_VARS["__rdma_apply_steps"] + ROLE_VARS["__rdma_steps"]
+        return
     for task in tasks_of(concern):
         assert "rdma_mode" not in str(task.get("when", "")), (concern, task["name"])
         name = action(task)
@@ -108,8 +155,9 @@ def test_every_concern_runs_in_bake_mode_too(concern):
 
 def variables_read():
     names = set()
-    for fname in os.listdir(os.path.join(ROLE, "tasks")):
-        with open(os.path.join(ROLE, "tasks", fname), encoding="utf-8") as f:
+    # the task files, and vars/main.yml (each step concern's options are there, __rdma_step_of)
+    for fname in [os.path.join("tasks", n) for n in os.listdir(os.path.join(ROLE, "tasks"))] + [os.path.join("vars", "main.yml")]:
+        with open(os.path.join(ROLE, fname), encoding="utf-8") as f:
             text = f.read()
         names |= set(re.findall(r"(?<![\w.])rdma_[a-z_]+", text))
     # rdma_core_*: that role's variables; rdma_mtu: a roce_qos option name; rdma_tuning: the set_stats key

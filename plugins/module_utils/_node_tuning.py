@@ -1,0 +1,184 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The body of module hpcnet.rdma.node_tuning: several journaling modules in one module call.
+
+Each step is one of the tuning modules, run through that module's own ``run(module, host)``
+with its own argument spec, engine, journal generation and release scope - exactly what the
+module does as a task of its own.  What a step saves is the per-task cost around it: the
+controller's task setup, the payload transfer and the node's Python start and imports.
+
+With ``sync`` the call first answers tuning_state's ``in_sync`` question (read only) and, when the
+node is in sync and ``sync.skip``, runs no step: the tuning role's no-change rerun.  Otherwise every
+step's arguments are validated before the first step runs, so a wrong option anywhere changes
+nothing.  Steps then run in order; a step that fails stops the call, and what earlier steps changed
+stays applied and journaled - as when separate tasks run and one fails.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any, Dict, List
+
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _engine, _spec, _status
+from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
+
+# The modules a step can run.
+STEPS = ("irq_affinity", "managed_files", "nic_tuning", "roce_qos", "service_state", "sysctl_tuning")
+
+
+def body(name: str) -> Any:
+    """The module body (ARGUMENT_SPEC, run) of step module ``name``, imported when a step needs it: a
+    call that finds the node in sync (sync) imports none of them.  Explicit imports, so ansible-core's
+    payload builder finds every one."""
+    if name == "sysctl_tuning":
+        from ansible_collections.hpcnet.rdma.plugins.module_utils import _sysctl_tuning as found
+    elif name == "nic_tuning":
+        from ansible_collections.hpcnet.rdma.plugins.module_utils import _nic_tuning as found
+    elif name == "irq_affinity":
+        from ansible_collections.hpcnet.rdma.plugins.module_utils import _irq_affinity as found
+    elif name == "roce_qos":
+        from ansible_collections.hpcnet.rdma.plugins.module_utils import _roce_qos as found
+    elif name == "service_state":
+        from ansible_collections.hpcnet.rdma.plugins.module_utils import _service_state as found
+    elif name == "managed_files":
+        from ansible_collections.hpcnet.rdma.plugins.module_utils import _managed_files as found
+    else:
+        raise KeyError(name)
+    return found
+
+
+# Options of the call that every step gets unless its args set them (and its module has them); the
+# defaults are the modules' own.
+SHARED = ("journal_dir", "journal_run", "mode")
+
+ARGUMENT_SPEC = _spec.argument_spec({
+    "steps": {"type": "list", "elements": "dict", "required": True, "options": {
+        "module": {"type": "str", "required": True, "choices": list(STEPS)},
+        "args": {"type": "dict", "default": {}},
+        "name": {"type": "str"},
+    }},
+    "journal_run": {"type": "str"},
+    "sync": {"type": "dict", "options": {
+        "inputs_digest": {"type": "str", "required": True},
+        "scopes": {"type": "list", "elements": "str", "required": True},
+        "profile_file": {"type": "path", "default": _status.PROFILE_FILE},
+        "skip": {"type": "bool", "default": True},
+    }},
+}, _spec.MODE, _spec.JOURNAL_DIR)
+
+
+class StepFailed(BaseException):
+    """A step called fail_json.  BaseException, like the SystemExit fail_json raises in a module of
+    its own, so no ``except Exception`` in a step's code catches it."""
+
+    def __init__(self, msg: str, result: Dict[str, Any]) -> None:
+        BaseException.__init__(self, msg)
+        self.msg = msg
+        self.result = result
+
+
+class StepModule(object):
+    """What a module body sees of its AnsibleModule: its own validated params, the call's check and
+    diff mode, warnings (named after the step) and a fail_json that ends the step, not the process.
+    Anything else (run_command, get_bin_path, ...) is the real module's."""
+
+    def __init__(self, module: Any, label: str, params: Dict[str, Any]) -> None:
+        self._module = module
+        self._label = label
+        self.params = params
+        self.check_mode = module.check_mode
+        self._diff = module._diff
+
+    def warn(self, msg: str) -> None:
+        self._module.warn("%s: %s" % (self._label, msg))
+
+    def fail_json(self, msg: str, **kwargs: Any) -> None:
+        raise StepFailed(msg, kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._module, name)
+
+
+def label_of(index: int, step: Dict[str, Any]) -> str:
+    return "steps[%d] %s" % (index, step["name"] or step["module"])
+
+
+def validate(params: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """Every step's args against its module's spec (plus the call's shared options): the validated
+    params per step, or ValueError naming each wrong step and what is wrong."""
+    out, errors = [], []
+    for index, step in enumerate(params["steps"]):
+        found = body(step["module"])
+        args = dict(step["args"] or {})
+        for name in SHARED:
+            if params[name] is not None and name in found.ARGUMENT_SPEC and name not in args:
+                args[name] = params[name]
+        # a copy: the validator writes into the spec it is given, and AnsibleModule would validate once
+        result = ArgumentSpecValidator(copy.deepcopy(found.ARGUMENT_SPEC)).validate(args)
+        if result.error_messages:
+            errors.append("%s (hpcnet.rdma.%s): %s" % (label_of(index, step), step["module"],
+                                                       "; ".join(result.error_messages)))
+        out.append(result.validated_parameters)
+    if errors:
+        raise ValueError("nothing was changed: " + " | ".join(errors))
+    return out
+
+
+def sync_state(module: Any, host: Host) -> Dict[str, Any]:
+    """tuning_state action=in_sync, read only, before any step: is the node exactly as a tune with
+    these inputs leaves it?"""
+    params = module.params
+    try:
+        journal = _engine.Journal(host, params["journal_dir"])
+        journal.load()
+        out = _status.in_sync(host, journal, params["sync"]["profile_file"], params["sync"]["inputs_digest"],
+                              params["sync"]["scopes"])
+    except (_engine.JournalError, HostError) as e:
+        module.fail_json(msg="sync: %s" % e)
+    out["interrupted"] = [{"id": g["id"], "module": g.get("module"), "time": g.get("time")}
+                          for g in journal.interrupted()]
+    return out
+
+
+def run(module: Any, host: Host) -> Dict[str, Any]:
+    params = module.params
+    if not params["steps"]:
+        module.fail_json(msg="steps: at least one step is required (a module of %s and its args)" % ", ".join(STEPS))
+    sync = sync_state(module, host) if params["sync"] else None
+    if sync is not None and sync["in_sync"] and params["sync"]["skip"]:
+        out: Dict[str, Any] = {"changed": False, "results": [], "previous": [], "sync": sync, "skipped_steps": True}
+        if module._diff:
+            out["diff"] = []
+        return out
+    try:
+        validated = validate(params)
+    except ValueError as e:
+        module.fail_json(msg=str(e))
+    results: List[Dict[str, Any]] = []
+    for index, (step, step_params) in enumerate(zip(params["steps"], validated)):
+        label = label_of(index, step)
+        try:
+            result = body(step["module"]).run(StepModule(module, label, step_params), host)
+        except StepFailed as e:
+            module.fail_json(msg="%s (hpcnet.rdma.%s): %s" % (label, step["module"], e.msg),
+                             changed=any(r.get("changed") for r in results), results=results,
+                             failed_step=dict(e.result, index=index, module=step["module"], name=step["name"]))
+        results.append(dict(result, module=step["module"], name=step["name"]))
+    out = {
+        "changed": any(r.get("changed") for r in results),
+        "results": results,
+        "previous": [r.get("previous") for r in results],
+        "skipped_steps": False,
+    }
+    if sync is not None:
+        out["sync"] = sync
+    if module._diff:
+        diffs: List[Any] = []
+        for r in results:
+            d = r.get("diff")
+            diffs.extend(d if isinstance(d, list) else [d] if d else [])
+        out["diff"] = diffs
+    return out

@@ -1,0 +1,185 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: node_tuning
+short_description: Several tuning modules in one module call - one payload, one Python start per node
+version_added: 0.1.0
+author:
+  - hpcnet.rdma contributors (@hpcnet)
+description:
+  - Runs a list of O(steps), each one of the journaling tuning modules
+    (M(hpcnet.rdma.sysctl_tuning), M(hpcnet.rdma.nic_tuning), M(hpcnet.rdma.irq_affinity),
+    M(hpcnet.rdma.roce_qos), M(hpcnet.rdma.service_state), M(hpcnet.rdma.managed_files)) with that
+    module's own options, in one module call on the node.
+  - A step does exactly what its module does as a task of its own - the same argument spec, planner,
+    engine, journal generation, release scope and stored targets - so M(hpcnet.rdma.tuning_state)
+    rolls it back, reports its drift and checks it for the in-sync fast path the same way. What the
+    call saves is the cost around each task (the controller's task setup, the payload transfer, the
+    node's Python start and imports), which is most of a no-op task's time; the C(hpcnet.rdma.tuning)
+    role applies its sysctl, NIC, IRQ, QoS, services and record concerns with one call.
+  - Every step's O(steps[].args) are checked against its module's options before the first step runs,
+    so a wrong option, type or choice in any step fails the call with the step named and changes
+    nothing.
+  - Steps run in the order given. A step that fails ends the call with the step named in the message
+    and in RV(failed_step); what earlier steps changed stays applied and journaled (RV(results) lists
+    them), as when separate tasks run and a later one fails. A failing step reverts its own partial
+    changes, as its module does.
+  - Warnings of a step start with the step's name.
+  - O(mode), O(journal_dir) and O(journal_run) are given to every step whose O(steps[].args) do not
+    set them and whose module has the option.
+options:
+  steps:
+    description:
+      - The module calls, in order.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      module:
+        description:
+          - The module this step runs (its short name).
+        type: str
+        required: true
+        choices: [irq_affinity, managed_files, nic_tuning, roce_qos, service_state, sysctl_tuning]
+      args:
+        description:
+          - The module's options, exactly as its own task would take them (see its documentation,
+            C(ansible-doc hpcnet.rdma.MODULE)).
+        type: dict
+        default: {}
+      name:
+        description:
+          - A name for the step in messages, warnings and RV(results) (the role uses its concern names,
+            C(sysctl), C(nic), ...). Without it the step is named after its module.
+        type: str
+  journal_run:
+    description:
+      - The run id of every step whose O(steps[].args) do not set C(journal_run), so
+        M(hpcnet.rdma.tuning_state) O(hpcnet.rdma.tuning_state#module:scope=last) undoes the whole call
+        (with the rest of its run) at once.
+    type: str
+  sync:
+    description:
+      - Before any step, answer M(hpcnet.rdma.tuning_state) O(hpcnet.rdma.tuning_state#module:action=in_sync)'s
+        question, reading only - is the node exactly as a tune with these inputs leaves it? - and return
+        the answer as RV(sync). With O(sync.skip) and the node in sync, no step runs (RV(skipped_steps)).
+      - The C(hpcnet.rdma.tuning) role's no-change rerun is this one call.
+    type: dict
+    suboptions:
+      inputs_digest:
+        description: The digest of every input of the tune (as M(hpcnet.rdma.tuning_state) takes it).
+        type: str
+        required: true
+      scopes:
+        description: The C(release_scope)s the tune calls modules with; each must have stored targets.
+        type: list
+        elements: str
+        required: true
+      profile_file:
+        description: The profile record whose C(inputs_digest) must equal O(sync.inputs_digest).
+        type: path
+        default: /etc/hpcnet-rdma/profile.json
+      skip:
+        description: Run no step when the node is in sync. V(false) only reports RV(sync) and runs every step.
+        type: bool
+        default: true
+requirements:
+  - What each step's module requires on the node (see its documentation).
+attributes:
+  check_mode:
+    details: Every step predicts exactly what its module predicts; nothing is written.
+  diff_mode:
+    details: The diffs of every step, in order (each module's diff).
+extends_documentation_fragment:
+  - hpcnet.rdma.attributes
+  - hpcnet.rdma.journal
+  - hpcnet.rdma.mode
+"""
+
+EXAMPLES = r"""
+- name: Kernel parameters, a NIC and its IRQs in one call, one journal run
+  hpcnet.rdma.node_tuning:
+    journal_run: "{{ run_id }}"
+    steps:
+      - module: sysctl_tuning
+        name: sysctl
+        args:
+          sysctls: {net.core.rmem_max: 268435456, net.core.wmem_max: 268435456}
+          release_scope: tuning.sysctl
+      - module: nic_tuning
+        name: nic
+        args:
+          interfaces: [{name: ens1f0, mtu: 9000}]
+          release_scope: tuning.nic
+      - module: irq_affinity
+        name: irq
+        args:
+          interfaces: [ens1f0]
+          policy: spread-local
+          release_scope: tuning.irq
+  register: tuned
+
+- name: What each step changed
+  ansible.builtin.debug:
+    msg: "{{ tuned.results | items2dict(key_name='name', value_name='changed') }}"
+"""
+
+RETURN = r"""
+results:
+  description:
+    - Each step's result, in order - the keys its module returns (C(changes), C(previous), C(current),
+      C(generation), ...) - plus C(module) and C(name).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"module": "sysctl_tuning", "name": "sysctl", "changed": true,
+            "changes": [{"key": "sysctl:net.core.rmem_max", "before": "212992", "after": "268435456"}],
+            "previous": {"sysctl:net.core.rmem_max": "212992"}, "generation": 7}]
+previous:
+  description: Each step's C(previous) (the state of every key it manages before the call), in order.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"sysctl:net.core.rmem_max": "212992"}]
+sync:
+  description:
+    - With O(sync), M(hpcnet.rdma.tuning_state) O(hpcnet.rdma.tuning_state#module:action=in_sync)'s
+      answer, read before any step - C(in_sync), C(reasons), C(checked), C(inputs_digest), C(record) (the
+      profile record, or null), C(interrupted) and, when not in sync, C(msg).
+  returned: when O(sync) is given
+  type: dict
+  sample: {"in_sync": false, "checked": 0, "inputs_digest": "3f1c...", "record": null, "interrupted": [],
+           "reasons": [{"reason": "no profile is recorded in /etc/hpcnet-rdma/profile.json"}],
+           "msg": "not in sync: no profile is recorded in /etc/hpcnet-rdma/profile.json"}
+skipped_steps:
+  description: True when O(sync.skip) found the node in sync and no step ran.
+  returned: success
+  type: bool
+  sample: false
+failed_step:
+  description:
+    - When a step failed - its index, module and name, and what its module returned with the failure.
+      The steps before it are in RV(results).
+  returned: failure of a step
+  type: dict
+  sample: {"index": 1, "module": "nic_tuning", "name": "nic"}
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.hpcnet.rdma.plugins.module_utils._node_tuning import ARGUMENT_SPEC, run
+from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module.exit_json(**run(module, Host.from_module(module)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,236 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""node_tuning on fake nodes: its steps do exactly what the modules do as calls of their own (node,
+journal generations, targets), every step's options are checked before the first step runs, a failing
+step is named and stops the call, check mode predicts, and sync skips the steps of an in-sync node."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _node_tuning
+from ansible_collections.hpcnet.rdma.plugins.modules import managed_files, nic_tuning, node_tuning, sysctl_tuning
+
+from ...conftest import Failed, FakeModule, FakeNode, mlx5, veth
+
+SYSCTLS = {"net.ipv4.tcp_rmem": [4096, 87380, 268435456], "net.ipv4.tcp_sack": 0, "vm.swappiness": 10}
+RECORD = "/etc/hpcnet-rdma/profile.json"
+JOURNAL = "/var/lib/hpcnet-rdma/journal.json"
+SCOPES = ["tuning.sysctl", "tuning.nic", "tuning.record"]
+
+
+def make_node(root) -> FakeNode:
+    node = FakeNode(str(root))
+    node.sysctl("net.ipv4.tcp_rmem", "4096\t131072\t6291456")
+    node.sysctl("net.ipv4.tcp_sack", "1")
+    node.sysctl("vm.swappiness", "10")
+    node.add_nic(mlx5())
+    node.add_nic(veth(addresses=[("10.77.0.1", 24)]))
+    return node
+
+
+@pytest.fixture
+def lab(tmp_path):
+    return make_node(tmp_path / "a")
+
+
+def steps(digest="d1", nic_name="data0"):
+    """The tuning role's sysctl, nic and record steps."""
+    return [
+        {"name": "sysctl", "module": "sysctl_tuning",
+         "args": {"sysctls": SYSCTLS, "context": "host", "release_scope": "tuning.sysctl"}},
+        {"name": "nic", "module": "nic_tuning",
+         "args": {"interfaces": [{"name": nic_name, "mtu": 9000}], "management_connection": "none",
+                  "release_scope": "tuning.nic"}},
+        {"name": "record", "module": "managed_files",
+         "args": {"release_scope": "tuning.record",
+                  "files": [{"path": RECORD, "content": json.dumps({"name": "mpi", "inputs_digest": digest}) + "\n"}]}},
+    ]
+
+
+def batch(node, check=False, diff=True, **params):
+    params.setdefault("steps", steps())
+    params.setdefault("journal_run", "r1")
+    module = FakeModule(node_tuning.ARGUMENT_SPEC, params, check_mode=check, diff=diff)
+    out = node_tuning.run(module, node.host())
+    out["warnings"] = module.warnings
+    return out
+
+
+def separately(node, digest="d1"):
+    """The same three steps as tasks of their own."""
+    mods = {"sysctl_tuning": sysctl_tuning, "nic_tuning": nic_tuning, "managed_files": managed_files}
+    return [mods[s["module"]].run(FakeModule(mods[s["module"]].ARGUMENT_SPEC, dict(s["args"], journal_run="r1")),
+                                  node.host()) for s in steps(digest)]
+
+
+def journal(node):
+    with open(node.path(JOURNAL), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def outside_journal(node):
+    jdir = node.path("/var/lib/hpcnet-rdma")
+    snap = node.snapshot()
+    snap["files"] = dict((k[len(node.root):], v) for k, v in snap["files"].items() if not k.startswith(jdir))
+    return snap
+
+
+def generations(node):
+    return [(g["module"], g.get("scope"), g.get("run"), [c["key"] for c in g["changes"]])
+            for g in journal(node)["generations"]]
+
+
+def targets(node):
+    return dict((scope, dict((m, e["keys"]) for m, e in mods.items())) for scope, mods in journal(node)["targets"].items())
+
+
+def test_steps_do_exactly_what_the_modules_do_as_calls_of_their_own(tmp_path):
+    one, other = make_node(tmp_path / "one"), make_node(tmp_path / "other")
+    out = batch(one)
+    alone = separately(other)
+    assert outside_journal(one) == outside_journal(other)
+    assert generations(one) == generations(other)
+    assert targets(one) == targets(other)
+    assert [r["name"] for r in out["results"]] == ["sysctl", "nic", "record"]
+    for mine, theirs in zip(out["results"], alone):
+        for key in ("changed", "changes", "previous", "current"):
+            assert mine[key] == theirs[key], key
+    assert out["changed"] and out["previous"] == [r["previous"] for r in alone]
+    assert out["skipped_steps"] is False and "sync" not in out
+    # the diff: every step's, in order
+    assert len(out["diff"]) == sum(len(r["diff"]) if isinstance(r["diff"], list) else 1 for r in alone)
+
+
+def test_check_mode_predicts_exactly_and_writes_nothing(lab):
+    """Each step predicts what its module predicts; with the directories the steps share already
+    there (the earlier step creates /etc in a real run, not in check mode) the prediction is exact."""
+    lab.write("/etc/sysctl.d/README", "x\n")
+    lab.write("/etc/systemd/network/README", "x\n")
+    before = lab.snapshot()
+    predicted = batch(lab, check=True)
+    assert lab.snapshot() == before
+    real = batch(lab)
+    assert [r["changes"] for r in predicted["results"]] == [r["changes"] for r in real["results"]]
+    assert predicted["changed"] is real["changed"] is True
+    again = batch(lab, check=True)
+    assert not again["changed"] and all(not r["changes"] for r in again["results"])
+
+
+def test_the_call_s_options_reach_every_step_that_does_not_set_its_own(lab):
+    own = steps()
+    own[1]["args"]["journal_run"] = "r-own"
+    batch(lab, steps=own, journal_run="r-call", mode="both")
+    runs = dict((scope, run) for _m, scope, run, _k in generations(lab))
+    assert runs == {"tuning.sysctl": "r-call", "tuning.nic": "r-own", "tuning.record": "r-call"}
+
+
+def test_warnings_name_their_step(lab):
+    lab.sysctl("net.core.rmem_max", "212992", writable=False)
+    with_global = steps()
+    with_global[0]["args"] = dict(with_global[0]["args"], sysctls=dict(SYSCTLS, **{"net.core.rmem_max": 1}),
+                                  context="container", on_unsupported="warn")
+    out = batch(lab, steps=with_global)
+    assert out["warnings"] and all(w.startswith("steps[0] sysctl: ") for w in out["warnings"]), out["warnings"]
+
+
+@pytest.mark.parametrize("index, change, expected", [
+    (2, {"files": "not a list"}, "steps[2] record (hpcnet.rdma.managed_files):"),
+    (1, {"match": "serial"}, "steps[1] nic (hpcnet.rdma.nic_tuning): value of match must be one of"),
+    (0, {"bogus": 1}, "steps[0] sysctl (hpcnet.rdma.sysctl_tuning): bogus. Supported parameters include"),
+    (1, {"interfaces": None, "cap": "maybe"}, "steps[1] nic (hpcnet.rdma.nic_tuning):"),
+    (0, {"mode": "sometimes"}, "value of mode must be one of: runtime, persist, both"),
+])
+def test_bad_options_in_any_step_fail_before_the_first_step_changes_anything(lab, index, change, expected):
+    bad = steps()
+    bad[index]["args"] = dict(bad[index]["args"], **change)
+    before = lab.snapshot()
+    with pytest.raises(Failed) as e:
+        batch(lab, steps=bad)
+    assert e.value.msg.startswith("nothing was changed: ") and expected in e.value.msg, e.value.msg
+    assert lab.snapshot() == before
+
+
+def test_bad_options_of_two_steps_are_both_named(lab):
+    bad = steps()
+    bad[0]["args"]["bogus"] = 1
+    bad[2]["args"]["files"] = 3
+    with pytest.raises(Failed) as e:
+        batch(lab, steps=bad)
+    assert "steps[0] sysctl" in e.value.msg and "steps[2] record" in e.value.msg
+
+
+@pytest.mark.parametrize("params, expected", [
+    ({"steps": []}, "steps: at least one step is required"),
+    ({"steps": [{"module": "tuning_state", "args": {}}]}, "value of module must be one of"),
+    ({"steps": [{"args": {}}]}, "missing required arguments: module"),
+    ({"sync": {"scopes": ["tuning.sysctl"]}}, "missing required arguments: inputs_digest"),
+])
+def test_bad_call_options_fail_naming_the_field(lab, params, expected):
+    before = lab.snapshot()
+    with pytest.raises(Failed) as e:
+        batch(lab, **params)
+    assert expected in e.value.msg
+    assert lab.snapshot() == before
+
+
+def test_a_failing_step_stops_the_call_naming_it_and_what_earlier_steps_did(lab):
+    """The nic step fails at run time (no such interface): the sysctl step's change stays applied and
+    journaled, as when separate tasks run; the record step never runs."""
+    with pytest.raises(Failed) as e:
+        batch(lab, steps=steps(nic_name="data9"))
+    assert e.value.msg.startswith("steps[1] nic (hpcnet.rdma.nic_tuning): "), e.value.msg
+    failed = e.value.result
+    assert failed["failed_step"]["index"] == 1 and failed["failed_step"]["module"] == "nic_tuning"
+    assert [r["name"] for r in failed["results"]] == ["sysctl"] and failed["changed"] is True
+    assert [scope for _m, scope, _r, _k in generations(lab)] == ["tuning.sysctl"]
+    assert lab.read(RECORD) is None
+
+
+def sync(digest="d1", skip=True):
+    return {"inputs_digest": digest, "scopes": SCOPES, "skip": skip}
+
+
+def test_sync_skips_every_step_of_a_node_in_sync_and_writes_nothing(lab):
+    batch(lab)
+    path = lab.path(JOURNAL)
+    before = (lab.snapshot(), os.stat(path).st_mtime_ns)
+    out = batch(lab, sync=sync(), journal_run="r2")
+    assert out["sync"]["in_sync"] and out["skipped_steps"] and out["results"] == [] and not out["changed"]
+    assert out["sync"]["record"]["name"] == "mpi" and out["sync"]["checked"] > 0
+    assert (lab.snapshot(), os.stat(path).st_mtime_ns) == before
+
+
+@pytest.mark.parametrize("what, digest, skip, tamper", [
+    ("other inputs", "d2", True, None),
+    ("a key moved off its target", "d1", True, "net.ipv4.tcp_sack"),
+    ("skip false runs the steps all the same", "d1", False, None),
+])
+def test_sync_runs_the_steps_when_not_in_sync_or_not_asked_to_skip(lab, what, digest, skip, tamper):
+    batch(lab)
+    if tamper:
+        lab.sysctl(tamper, "1")
+    out = batch(lab, sync=sync(digest, skip), journal_run="r2")
+    assert out["sync"]["in_sync"] is (not tamper and digest == "d1"), what
+    assert not out["skipped_steps"] and [r["name"] for r in out["results"]] == ["sysctl", "nic", "record"]
+    assert out["changed"] is bool(tamper), what
+    if tamper:
+        assert lab.read("/proc/sys/net/ipv4/tcp_sack").strip() == "0"
+        assert out["sync"]["msg"].startswith("not in sync: ")
+
+
+def test_sync_on_a_pristine_node_says_why_and_tunes(lab):
+    out = batch(lab, sync=sync())
+    assert not out["sync"]["in_sync"] and "no profile is recorded" in out["sync"]["msg"]
+    assert out["changed"] and batch(lab, sync=sync(), journal_run="r2")["skipped_steps"]
+
+
+def test_every_step_module_has_a_body_with_spec_and_run():
+    for name in _node_tuning.STEPS:
+        found = _node_tuning.body(name)
+        assert callable(found.run) and "release_scope" in found.ARGUMENT_SPEC, name
+    assert node_tuning.ARGUMENT_SPEC["steps"]["options"]["module"]["choices"] == list(_node_tuning.STEPS)
