@@ -2,7 +2,7 @@
 # Copyright (c) 2026 hpcnet.rdma contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The tuning role's inputs digest (vars/main.yml's __rdma_inputs_digest, rendered with Ansible's
+"""The tuning role's inputs digest (tasks/main.yml's set_fact of __rdma_inputs_digest, rendered with Ansible's
 Templar): every variable of the tuning, rdma_core and fabric_app_config argument specs, every
 resolved value, the management address and the collection version change it; what a run
 produces (its id, registered results) does not.  And the fast path is only for full runs."""
@@ -33,8 +33,10 @@ json.dump(out, sys.stdout)
 
 MAIN = load("tuning", "tasks/main.yml")
 ROLE_VARS = load("tuning", "vars/main.yml")
-# the digest and what it is computed from (vars/main.yml, lazily templated where a task uses it)
-SYNC = dict((k, ROLE_VARS[k]) for k in ("__rdma_inputs_digest", "__rdma_inputs", "__rdma_input_vars"))
+# the digest (a set_fact of tasks/main.yml) and what it is computed from (vars/main.yml)
+DIGEST_TASK = next(t for t in MAIN if "__rdma_inputs_digest" in t.get("ansible.builtin.set_fact", {}))
+SYNC = dict(__rdma_inputs_digest=DIGEST_TASK["ansible.builtin.set_fact"]["__rdma_inputs_digest"],
+            **dict((k, ROLE_VARS[k]) for k in ("__rdma_inputs", "__rdma_input_vars")))
 
 
 def _options(role):
