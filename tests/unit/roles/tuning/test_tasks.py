@@ -71,12 +71,16 @@ def test_checks_run_with_any_tag_and_before_any_change():
     assert checks and all(t["tags"] == ["always"] for t in checks[1:])
     # the tags check also carries every concern's tag, for --list-tags
     assert checks[0]["name"] == "Tags select at least one concern" and checks[0]["tags"] == ["always"] + CONCERNS
+    # the tags are the run's: checked once, not per host (a run_once failure fails every host)
+    assert checks[0]["run_once"] is True and not any(t.get("run_once") for t in checks[1:])
     assert {action(t) for t in checks} <= {"ansible.builtin.assert", "ansible.builtin.set_fact",
                                            "hpcnet.rdma.tuning_state", "ansible.builtin.import_tasks"}
     # the one module call before the concerns only reads
     assert [t["hpcnet.rdma.tuning_state"]["action"] for t in checks if "hpcnet.rdma.tuning_state" in t] == ["in_sync"]
     # the fast path changes nothing and ends the role
     assert {action(t) for t in tasks_of("fast")} == {"ansible.builtin.meta", "ansible.builtin.import_tasks"}
+    # the summary: one task per host, on the controller
+    assert [action(t) for t in tasks_of("summary")] == ["hpcnet.rdma.tuning_summary"]
     assert all(t["when"] == "__rdma_fast | bool" for t in tasks_of("fast"))
 
 
