@@ -28,7 +28,7 @@ class ActionModule(ActionBase):
         del validation
         results = dict((concern, regs if isinstance(regs, list) else [regs]) for concern, regs in args["results"].items())
         summary = _tuning_summary.summarize(
-            results, args["profile"], args["digest"], args["previous_profile"], args["mode"], args["run"],
+            results, args["profile"], args["digest"], args["previous_profile"], args["rdma_mode"], args["run"],
             _tuning_summary.fast_path(args["fast"], args["fast_allowed"], args["sync"], args["scopes"]),
             bool(self._play_context.check_mode))
         # shown once: under ansible_stats, which the strategy hands to the run's custom stats

@@ -38,9 +38,10 @@ options:
   previous_profile:
     description: The profile recorded on the node before this run, if any.
     type: str
-  mode:
-    description: The role's C(rdma_mode).
+  rdma_mode:
+    description: The role's C(rdma_mode) (the summary's C(mode)).
     type: str
+    choices: [live, bake]
   run:
     description: The run id the journaling calls shared (C(tuning_state rollback scope=last) undoes them as one).
     type: str
@@ -82,7 +83,7 @@ EXAMPLES = r"""
       sysctl: ["{{ tuned_sysctl }}"]
       nic: ["{{ tuned_nic }}"]
     profile: mpi
-    mode: live
+    rdma_mode: live
     fast: false
     fast_allowed: true
     sync: "{{ tuned_sysctl.sync | default({}) }}"
@@ -108,7 +109,7 @@ ARGUMENT_SPEC = dict(
     profile=dict(type="str"),
     digest=dict(type="str"),
     previous_profile=dict(type="str"),
-    mode=dict(type="str"),
+    rdma_mode=dict(type="str", choices=["live", "bake"]),
     run=dict(type="str"),
     fast=dict(type="bool", default=False),
     fast_allowed=dict(type="bool", default=False),

@@ -113,7 +113,7 @@ def test_docs_match_argument_spec(name: str) -> None:
 
 # Modules with no state to diff: benchmark servers (processes, nothing persists) and the controller-side
 # benchmark actions (a run or report file on the controller, never a node's configuration).
-NO_DIFF = ("bench_report", "bench_run", "bench_server")
+NO_DIFF = ("bench_report", "bench_run", "bench_server", "tuning_summary")
 
 
 @pytest.mark.parametrize("name", MODULES)

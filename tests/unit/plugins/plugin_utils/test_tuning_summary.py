@@ -104,7 +104,7 @@ PLAY = """
           sysctl: [{changed: true, changes: [{key: net.core.rmem_max}]}]
           nic: [{skipped: true}]
         profile: mpi
-        mode: live
+        rdma_mode: live
         run: r1
         fast_allowed: true
         sync: {msg: the node has no record yet}
