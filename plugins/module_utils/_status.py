@@ -72,7 +72,7 @@ def status(host: Host, journal: _engine.Journal, profile_file: Optional[str] = N
     ``profile_file``, the recorded profile; ``journal`` is loaded (or locked) by the caller."""
     tuned = {}
     drift = []
-    domains = _engine.Domains(*_registry.ALL)   # any key any module wrote
+    domains = _engine.Domains(*_registry.all_maps())   # any key any module wrote
     applied = applied_values(journal)
     for key, original in journal.originals().items():
         try:
@@ -166,8 +166,10 @@ def in_sync(host: Host, journal: _engine.Journal, profile_file: str, inputs_dige
     for gen in journal.interrupted():
         reasons.append(_reason("journal generation %d (%s, %s) was interrupted before it committed"
                                % (gen["id"], gen.get("module"), gen.get("time")), gen.get("scope")))
-    domains = _engine.Domains(*_registry.ALL)
     targets = journal.targets()
+    # only the domains of the keys this check reads (the others are not even imported)
+    domains = _engine.Domains(*_registry.for_keys(key for scope in scopes for entry in targets.get(scope, {}).values()
+                                                  for key in entry["keys"]))
     live_node: Optional[Dict[str, str]] = None
     checked = 0
     # the profile record is the last call of a finished run: an entry stored after it was stored by

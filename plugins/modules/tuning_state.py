@@ -274,7 +274,7 @@ def in_sync(module, host: Host) -> dict:
 def rollback(module, host: Host) -> dict:
     """Best effort per key: restore all it can, keep (and report) every key it could not."""
     params = module.params
-    engine = _engine.Engine(module, host, params["journal_dir"], domains=_registry.ALL)
+    engine = _engine.Engine(module, host, params["journal_dir"], domains=_registry.all_maps())
     journal = engine.journal
     extra = {}
     seen = {}

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import importlib
 import os
 import shutil
@@ -40,12 +41,43 @@ def _domain_files() -> Dict[str, Any]:
 def test_every_domain_conforms_and_rollback_knows_it():
     files = _domain_files()
     assert sorted(files) == ["_files", "_irq", "_link", "_pkg", "_qos", "_rdma", "_service", "_sysctl"]
-    registered = [id(m) for m in _registry.ALL]
+    registered = [id(m) for m in _registry.all_maps()]
     for name, mod in files.items():
-        assert id(mod.DOMAINS) in registered, "%s.DOMAINS is not in _registry.ALL: rollback cannot restore it" % name
+        assert id(mod.DOMAINS) in registered, "%s.DOMAINS is not in _registry.all_maps(): rollback cannot restore it" % name
         for prefix, domain in mod.DOMAINS.items():
             assert isinstance(domain, _domain.Domain), "%s:%s does not conform" % (name, prefix)
-    assert _engine.Domains(*_registry.ALL).prefixes() == ALL_PREFIXES
+    assert _engine.Domains(*_registry.all_maps()).prefixes() == ALL_PREFIXES
+
+
+def test_the_registry_names_every_prefix_of_every_domain_file():
+    files = _domain_files()
+    assert sorted(_registry.FILES) == sorted(files)
+    assert _registry.PREFIXES == dict((prefix, name) for name, mod in files.items() for prefix in mod.DOMAINS)
+
+
+@pytest.mark.parametrize("keys, files", [
+    (["sysctl:net.core.rmem_max", "file:/etc/sysctl.d/90-x.conf"], ["_files", "_sysctl"]),
+    (["nic:data0:mtu", "irq:41", "service:irqbalance.service"], ["_link", "_irq", "_service"]),
+    (["dcb:data0:pfc", "kmod:rdma_rxe"], ["_rdma", "_qos"]),
+    ([], []),
+    (["sysctl:a", "bogus:x"], list(_registry.FILES)),    # an unknown prefix: every map (the error names them all)
+])
+def test_for_keys_gives_the_maps_of_the_keys_domains_only(keys, files):
+    mods = _domain_files()
+    assert [id(m) for m in _registry.for_keys(keys)] == [id(mods[name].DOMAINS) for name in files]
+
+
+def test_for_keys_imports_only_the_domain_files_it_needs():
+    """The no-change rerun's in-sync check compiles no domain file it does not read (a fresh interpreter:
+    this process has imported them all)."""
+    code = ("import json, sys\n"
+            "from %s import _registry\n"
+            "_registry.for_keys(['sysctl:a', 'file:/b'])\n"
+            "print(json.dumps(sorted(n.rsplit('.', 1)[1] for n in sys.modules if n.startswith('%s._'))))" % (MU, MU))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    loaded = set(json.loads(out.stdout))
+    assert {"_files", "_sysctl"} <= loaded and not loaded & {"_link", "_irq", "_service", "_pkg", "_rdma", "_qos"}
 
 
 def test_an_engine_knows_its_modules_domains_and_files_and_dirs():
