@@ -33,5 +33,5 @@ class ActionModule(ActionBase):
             bool(self._play_context.check_mode))
         # shown once: under ansible_stats, which the strategy hands to the run's custom stats
         result.update(changed=False, _ansible_verbose_always=True,
-                      ansible_stats={"data": {args["stats_key"]: summary}, "per_host": True, "aggregate": True})
+                      ansible_stats=_tuning_summary.stats(summary, args["stats_key"]))
         return result

@@ -67,7 +67,11 @@ ARGUMENT_SPEC = _spec.argument_spec({
         "profile_file": {"type": "path", "default": _status.PROFILE_FILE},
         "skip": {"type": "bool", "default": True},
     }},
-}, _spec.MODE, _spec.JOURNAL_DIR)
+}, _spec.MODE, _spec.JOURNAL_DIR, _spec.SUMMARY)
+
+
+# What sync returns of the profile record (tuning_state in_sync returns all of it).
+RECORD_KEYS = ("name", "digest", "chain", "inputs_digest")
 
 
 class StepFailed(BaseException):
@@ -140,6 +144,10 @@ def sync_state(module: Any, host: Host) -> Dict[str, Any]:
         module.fail_json(msg="sync: %s" % e)
     out["interrupted"] = [{"id": g["id"], "module": g.get("module"), "time": g.get("time")}
                           for g in journal.interrupted()]
+    # the record's identity (which profile, from which inputs), not the values it lists: those are the
+    # journal's targets the check just compared
+    if isinstance(out.get("record"), dict):
+        out["record"] = dict((k, out["record"][k]) for k in RECORD_KEYS if k in out["record"])
     return out
 
 

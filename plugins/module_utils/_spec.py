@@ -32,6 +32,17 @@ RUN: Spec = {"journal_run": {"type": "str"}, "release_scope": {"type": "str"}}
 # Live values, boot-time files, or both (doc fragment hpcnet.rdma.mode).
 MODE: Spec = {"mode": {"type": "str", "choices": list(MODES), "default": "both"}}
 
+# node_tuning's summary option: what the action plugin (plugins/action/node_tuning.py) needs, on the
+# controller, to summarize a call that found the node in sync (the tuning role's fast path).
+SUMMARY: Spec = {"summary": {"type": "dict", "options": {
+    "profile": {"type": "str"},
+    "digest": {"type": "str"},
+    "rdma_mode": {"type": "str", "choices": ["live", "bake"]},
+    "run": {"type": "str"},
+    "scopes": {"type": "list", "elements": "str", "default": []},
+    "stats_key": {"type": "str", "default": "rdma_tuning", "no_log": False},
+}}}
+
 # The suboptions of one interface selection; _link checks that an entry gives exactly one.
 SELECTOR: Spec = dict((name, {"type": "str"}) for name in SELECTORS)
 

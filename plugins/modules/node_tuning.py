@@ -88,6 +88,38 @@ options:
         description: Run no step when the node is in sync. V(false) only reports RV(sync) and runs every step.
         type: bool
         default: true
+  summary:
+    description:
+      - Handled on the controller (the module's action plugin), never sent to the node. When the call
+        found the node in sync and ran no step (RV(skipped_steps)), the action adds the tuning summary
+        that M(hpcnet.rdma.tuning_summary) would make - C(fast path taken), the profile, the run - to the
+        run's custom stats under O(summary.stats_key) (RV(ansible_stats), as M(ansible.builtin.set_stats)
+        does) and shows the result, so the C(hpcnet.rdma.tuning) role's no-change rerun needs no task of
+        its own for its summary. Otherwise it does nothing.
+    type: dict
+    suboptions:
+      profile:
+        description: The profile's name.
+        type: str
+      digest:
+        description: The profile's digest.
+        type: str
+      rdma_mode:
+        description: The role's C(rdma_mode).
+        type: str
+        choices: [live, bake]
+      run:
+        description: The run id.
+        type: str
+      scopes:
+        description: The release scopes the in-sync check compared (named in the summary).
+        type: list
+        elements: str
+        default: []
+      stats_key:
+        description: The custom stats key.
+        type: str
+        default: rdma_tuning
 requirements:
   - What each step's module requires on the node (see its documentation).
 attributes:
@@ -150,7 +182,8 @@ sync:
   description:
     - With O(sync), M(hpcnet.rdma.tuning_state) O(hpcnet.rdma.tuning_state#module:action=in_sync)'s
       answer, read before any step - C(in_sync), C(reasons), C(checked), C(inputs_digest), C(record) (the
-      profile record, or null), C(interrupted) and, when not in sync, C(msg).
+      profile record's C(name), C(digest), C(chain) and C(inputs_digest), or null), C(interrupted) and,
+      when not in sync, C(msg).
   returned: when O(sync) is given
   type: dict
   sample: {"in_sync": false, "checked": 0, "inputs_digest": "3f1c...", "record": null, "interrupted": [],
@@ -161,6 +194,14 @@ skipped_steps:
   returned: success
   type: bool
   sample: false
+ansible_stats:
+  description: With O(summary), when the node was found in sync and no step ran, the summary under
+    C(data.<stats_key>) (C(per_host), C(aggregate)); the strategy adds it to the run's custom stats.
+  returned: with O(summary) and RV(skipped_steps)
+  type: dict
+  sample: {"per_host": true, "aggregate": true, "data": {"rdma_tuning": {"profile": "mpi", "digest": "sha256:13f9...",
+           "previous_profile": "mpi", "mode": "live", "run": "20261205T101500Z-004211", "changed": {}, "not set": {},
+           "fast path": "taken: in sync, every concern skipped - ..."}}}
 failed_step:
   description:
     - When a step failed - its index, module and name, and what its module returned with the failure.

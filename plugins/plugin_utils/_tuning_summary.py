@@ -82,3 +82,21 @@ def summarize(results: Dict[str, List[Any]], profile: Optional[str], digest: Opt
             unset[concern] = issues
     return {"profile": profile, "digest": digest, "previous_profile": previous_profile, "mode": mode, "run": run,
             "fast path": fast_path_text, ("would change" if check_mode else "changed"): changed, "not set": unset}
+
+
+def stats(summary: Dict[str, Any], stats_key: str) -> Dict[str, Any]:
+    """A result's ``ansible_stats``: the summary per host, aggregated - what set_stats hands the strategy."""
+    return {"data": {stats_key: summary}, "per_host": True, "aggregate": True}
+
+
+def of_fast_call(result: Dict[str, Any], options: Dict[str, Any], check_mode: bool) -> Optional[Dict[str, Any]]:
+    """The summary of a node_tuning call that found the node in sync and ran no step (the role's fast
+    path), from the call's result and its ``summary`` option; None for any other call."""
+    if result.get("failed") or result.get("skipped_steps") is not True:
+        return None
+    sync = result.get("sync") or {}
+    if not sync.get("in_sync"):
+        return None
+    record = sync.get("record") or {}
+    return summarize({}, options.get("profile"), options.get("digest"), record.get("name"), options.get("rdma_mode"),
+                     options.get("run"), fast_path(True, True, sync, options.get("scopes") or []), check_mode)

@@ -48,7 +48,8 @@ def steps(digest="d1", nic_name="data0"):
                   "release_scope": "tuning.nic"}},
         {"name": "record", "module": "managed_files",
          "args": {"release_scope": "tuning.record",
-                  "files": [{"path": RECORD, "content": json.dumps({"name": "mpi", "inputs_digest": digest}) + "\n"}]}},
+                  "files": [{"path": RECORD, "content": json.dumps({"name": "mpi", "inputs_digest": digest,
+                                                                       "sysctls": SYSCTLS}) + "\n"}]}},
     ]
 
 
@@ -202,6 +203,8 @@ def test_sync_skips_every_step_of_a_node_in_sync_and_writes_nothing(lab):
     out = batch(lab, sync=sync(), journal_run="r2")
     assert out["sync"]["in_sync"] and out["skipped_steps"] and out["results"] == [] and not out["changed"]
     assert out["sync"]["record"]["name"] == "mpi" and out["sync"]["checked"] > 0
+    # the record's identity only (the values it lists are the journal's targets the check compared)
+    assert sorted(out["sync"]["record"]) == ["inputs_digest", "name"]     # not the record's sysctls
     assert (lab.snapshot(), os.stat(path).st_mtime_ns) == before
 
 

@@ -93,6 +93,33 @@ def test_fast_path_sentence(fast, allowed, sync, expected):
     assert S.fast_path(fast, allowed, sync, ["tuning.sysctl", "tuning.nic"]) == expected
 
 
+FAST = {"changed": False, "results": [], "skipped_steps": True,
+        "sync": {"in_sync": True, "checked": 9, "inputs_digest": "a96cb3f570f043c8", "record": {"name": "balanced"}}}
+OPTIONS = {"profile": "mpi", "digest": "sha256:13f9", "rdma_mode": "live", "run": "r7", "scopes": ["tuning.sysctl"],
+           "stats_key": "rdma_tuning"}
+
+
+@pytest.mark.parametrize("result", [
+    dict(FAST, failed=True),                                  # a failed call
+    dict(FAST, skipped_steps=False),                          # steps ran
+    dict(FAST, sync=dict(FAST["sync"], in_sync=False)),       # not in sync
+    {"changed": True, "results": [{"name": "sysctl"}], "skipped_steps": False},   # no sync asked
+])
+def test_only_a_call_that_found_the_node_in_sync_and_ran_no_step_is_summarized(result):
+    assert S.of_fast_call(result, OPTIONS, False) is None
+
+
+@pytest.mark.parametrize("check", [False, True])
+def test_the_fast_call_s_summary(check):
+    out = S.of_fast_call(FAST, OPTIONS, check)
+    assert out == {"profile": "mpi", "digest": "sha256:13f9", "previous_profile": "balanced", "mode": "live",
+                   "run": "r7", "not set": {}, ("would change" if check else "changed"): {},
+                   "fast path": "taken: in sync, every concern skipped - the record carries this run's inputs digest "
+                                "a96cb3f570f0, and 9 keys of tuning.sysctl read live equal their targets on "
+                                "unchanged devices"}
+    assert S.stats(out, "k") == {"data": {"k": out}, "per_host": True, "aggregate": True}
+
+
 PLAY = """
 - hosts: localhost
   connection: local

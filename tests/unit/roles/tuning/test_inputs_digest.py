@@ -2,8 +2,9 @@
 # Copyright (c) 2026 hpcnet.rdma contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The tuning role's inputs digest (tasks/main.yml's set_fact of __rdma_inputs_digest, rendered with Ansible's
-Templar): every variable of the tuning, rdma_core and fabric_app_config argument specs, every
+"""The tuning role's inputs digest (tasks/main.yml's set_fact of __rdma_values from vars/main.yml's
+__rdma_inputs - the profile resolved by hpcnet.rdma.resolve_profile - and __rdma_inputs_digest of it,
+rendered with Ansible's Templar): every variable of the tuning, rdma_core and fabric_app_config argument specs, every
 resolved value, the management address and the collection version change it; what a run
 produces (its id, registered results) does not.  And the fast path is only for full runs."""
 from __future__ import annotations
@@ -26,17 +27,18 @@ import json, sys
 from ansible.plugins.loader import init_plugin_loader
 init_plugin_loader([])
 from ansible_collections.hpcnet.rdma.tests.unit.roles.role_render import render, trusted
-task, cases = json.load(sys.stdin)
-out = [render(task["__rdma_inputs_digest"], dict(v, **trusted(task))) for v in cases]
+task, digest, cases = json.load(sys.stdin)
+out = [render(digest, dict(v, __rdma_values=render(task["__rdma_values"], dict(v, **trusted(task))))) for v in cases]
 json.dump(out, sys.stdout)
 """
 
 MAIN = load("tuning", "tasks/main.yml")
 ROLE_VARS = load("tuning", "vars/main.yml")
-# the digest (a set_fact of tasks/main.yml) and what it is computed from (vars/main.yml)
-DIGEST_TASK = next(t for t in MAIN if "__rdma_inputs_digest" in t.get("ansible.builtin.set_fact", {}))
-SYNC = dict(__rdma_inputs_digest=DIGEST_TASK["ansible.builtin.set_fact"]["__rdma_inputs_digest"],
+# the run's values (a set_fact of tasks/main.yml), what they are computed from, and their digest (vars/main.yml)
+VALUES_TASK = next(t for t in MAIN if "__rdma_values" in t.get("ansible.builtin.set_fact", {}))
+SYNC = dict(__rdma_values=VALUES_TASK["ansible.builtin.set_fact"]["__rdma_values"],
             **dict((k, ROLE_VARS[k]) for k in ("__rdma_inputs", "__rdma_input_vars")))
+DIGEST = ROLE_VARS["__rdma_inputs_digest"]
 
 
 def _options(role):
@@ -47,28 +49,32 @@ def _options(role):
 # are included by the tuning role and read their own variables from the inventory)
 OPTIONS = sorted(set(_options("tuning")) | set(_options("rdma_core")) | set(_options("fabric_app_config")))
 
-RESOLVED = {"name": "mpi", "digest": "sha256:aa", "chain": ["mpi"], "sysctls": {}, "nic": {}, "irq": {},
-            "qos": {}, "services": {}}
+# the built-in profiles a case resolves rdma_profile from (stand-ins for vars/profiles.yml)
+BUILTIN = {"mpi": {"description": "d", "sysctls": {"net.ipv4.tcp_sack": 0}, "nic": {"mtu": 9000},
+                   "irq": {"policy": "spread-local"}, "services": {"stop": [], "disable": []}},
+           "offpeak": {"description": "d", "sysctls": {"net.ipv4.tcp_sack": 0}, "nic": {"mtu": 9000},
+                       "irq": {"policy": "spread-local"}, "services": {"stop": [], "disable": []}}}
+
+
+def builtin(**sections):
+    """BUILTIN with mpi's sections replaced."""
+    return dict(BUILTIN, mpi=dict(BUILTIN["mpi"], **sections))
 
 
 def base_vars():
     variables = dict(load("tuning", "defaults/main.yml"))
     variables.update((k, v) for k, v in ROLE_VARS.items() if k in ("__rdma_collection_version", "__rdma_digest_exclude",
-                                                                   "__rdma_record_path"))
+                                                                   "__rdma_record_path", "__rdma_local_connections"))
     variables.update({
-        "inventory_hostname": "node1", "ansible_host": "10.0.0.1",
-        "__rdma_run": "20261205T000000Z-000001", "__rdma_resolved": RESOLVED,
-        "__rdma_sysctls": {"net.ipv4.tcp_sack": 0}, "__rdma_nic_defaults": {"mtu": 9000},
-        "__rdma_irq_policy": "spread-local", "__rdma_irq_reserved_cpus": "",
-        "__rdma_qos": {}, "__rdma_services": {"stop": [], "disable": []},
-        "__rdma_module_mode": "both", "__rdma_management_connection": "none",
+        "inventory_hostname": "node1", "ansible_host": "10.0.0.1", "rdma_profile": "mpi",
+        "__rdma_run": "20261205T000000Z-000001", "__rdma_builtin_profiles": BUILTIN,
     })
     return variables
 
 
 def digests(cases):
     """The inputs digest for each dict of variables."""
-    done = subprocess.run([sys.executable, "-c", CHILD], input=json.dumps([SYNC, cases]), capture_output=True,
+    done = subprocess.run([sys.executable, "-c", CHILD], input=json.dumps([SYNC, DIGEST, cases]), capture_output=True,
                           text=True, check=False, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
@@ -95,18 +101,16 @@ def _with(name, value):
     return variables
 
 
-CHANGING = [(name, _other(base_vars().get(name))) for name in OPTIONS if name != "rdma_fast_rerun"] + [
-    ("__rdma_resolved", dict(RESOLVED, name="offpeak")),
-    ("__rdma_resolved", dict(RESOLVED, digest="sha256:bb")),
-    ("__rdma_resolved", dict(RESOLVED, chain=["site", "mpi"])),
-    ("__rdma_sysctls", {"net.ipv4.tcp_sack": 1}),
-    ("__rdma_nic_defaults", {"mtu": 4200}),
-    ("__rdma_irq_policy", "single"),
-    ("__rdma_irq_reserved_cpus", "0"),
-    ("__rdma_qos", {"interfaces": ["data0"]}),
-    ("__rdma_services", {"stop": ["irqbalance.service"], "disable": []}),
-    ("__rdma_module_mode", "persist"),
-    ("__rdma_management_connection", "network"),
+# a value of the variable's own type where the run's values combine it (rdma_roce_qos has no default)
+TYPED = {"rdma_roce_qos": {"trust": "dscp"}, "rdma_profile": "offpeak", "rdma_profiles": {"site": {"extends": "mpi"}}}
+CHANGING = [(name, TYPED.get(name, _other(base_vars().get(name)))) for name in OPTIONS if name != "rdma_fast_rerun"] + [
+    ("__rdma_builtin_profiles", builtin(sysctls={"net.ipv4.tcp_sack": 1})),
+    ("__rdma_builtin_profiles", builtin(nic={"mtu": 4200})),
+    ("__rdma_builtin_profiles", builtin(irq={"policy": "single"})),
+    ("__rdma_builtin_profiles", builtin(irq={"policy": "spread-local", "reserved_cpus": "0"})),
+    ("__rdma_builtin_profiles", builtin(qos={"trust": "dscp"})),
+    ("__rdma_builtin_profiles", builtin(services={"stop": ["irqbalance.service"], "disable": []})),
+    ("ansible_connection", "community.docker.docker"),   # the management connection: none
     ("ansible_host", "10.0.0.2"),
     ("__rdma_collection_version", "0.2.0"),
     ("__rdma_record_path", "/etc/elsewhere.json"),
@@ -114,6 +118,8 @@ CHANGING = [(name, _other(base_vars().get(name))) for name in OPTIONS if name !=
     ("fabric_app_config_extra", "any fabric_app_config_* variable"),
 ]
 KEEPING = [
+    ("__rdma_builtin_profiles", builtin(description="same values, other text")),   # the profile's values count
+    ("__rdma_builtin_profiles", dict(BUILTIN, site={"extends": "mpi"})),            # a profile this run does not use
     ("__rdma_run", "20261206T000000Z-000002"),        # every run has its own id
     ("rdma_core_packages_result", {"changed": True}),  # results of an earlier play
     ("rdma_core_reboot_required", True),
@@ -185,9 +191,10 @@ def test_the_scopes_are_the_concerns_release_scopes():
 
 
 def test_every_concern_ends_with_the_role_when_in_sync():
-    """The fast path (fast.yml: the summary, then end_role) comes after each place the in-sync answer
-    is read - main.yml's tuning_state call, apply.yml's node_tuning call - and before anything that
-    changes the node: the stack's role, the app config's role, the record's own call."""
+    """The fast path (fast.yml: the summary, then end_role; after apply.yml's call, whose result carries
+    the summary, end_role only) comes after each place the in-sync answer is read - before.yml's
+    tuning_state call, apply.yml's node_tuning call - and before anything that changes the node: the
+    stack's role, the app config's role, the record's own call."""
     fast = load("tuning", "tasks/fast.yml")
     assert [t.get("ansible.builtin.meta") for t in fast] == [None, "end_role"]
     assert [t.get("ansible.builtin.import_tasks") for t in fast] == ["summary.yml", None]
@@ -198,9 +205,13 @@ def test_every_concern_ends_with_the_role_when_in_sync():
     assert steps == ["hpcnet.rdma.tuning_state", "fast.yml", "ansible.builtin.assert", "stack.yml"]
     imports = [t.get("ansible.builtin.import_tasks") for t in MAIN]
     include = next(i for i, t in enumerate(MAIN) if "ansible.builtin.include_tasks" in t)
-    second = imports.index("fast.yml")
+    # after apply.yml's call: the role ends (its result carried the summary: node_tuning's action)
+    second = next(i for i, t in enumerate(MAIN) if t.get("ansible.builtin.meta") == "end_role")
     assert include < imports.index("apply.yml") < second < imports.index("app_config.yml")
     assert second < next(i for i, t in enumerate(MAIN) if "hpcnet.rdma.node_tuning" in t)
+    assert MAIN[second]["when"] == "__rdma_fast | bool"
+    summary = load("tuning", "tasks/apply.yml")[0]["hpcnet.rdma.node_tuning"]["summary"]
+    assert sorted(summary) == ["digest", "profile", "rdma_mode", "run", "scopes"]
     summaries = [t for t in MAIN if t.get("ansible.builtin.import_tasks") == "summary.yml"]
     assert [t["when"] for t in summaries] == ["not __rdma_fast | bool"]
 

@@ -52,10 +52,13 @@ ROLE_VARS = load("vars", "main.yml")
 
 def test_main_imports_the_role_concerns_and_the_one_call():
     imports = [(t["ansible.builtin.import_tasks"], t["tags"]) for t in MAIN if "ansible.builtin.import_tasks" in t]
-    # the fast path after the one call (which may have found the node in sync); the app config after
-    # it (it needs the qos result); before.yml (included): the check, the fast path, the stack
-    assert imports == [("apply.yml", ["always"]), ("fast.yml", ["always"]), ("app_config.yml", ["app_config"]),
-                       ("summary.yml", ["always"])]
+    # the app config after the one call (it needs the qos result); before.yml (included): the check,
+    # the fast path, the stack
+    assert imports == [("apply.yml", ["always"]), ("app_config.yml", ["app_config"]), ("summary.yml", ["always"])]
+    # the one call may find the node in sync: it summarized (its action), the role ends (a meta task)
+    end = next(i for i, t in enumerate(MAIN) if t.get("ansible.builtin.meta") == "end_role")
+    assert MAIN[end - 1].get("ansible.builtin.import_tasks") == "apply.yml"
+    assert MAIN[end]["when"] == "__rdma_fast | bool" and MAIN[end]["tags"] == ["always"]
     (include,) = [t for t in MAIN if "ansible.builtin.include_tasks" in t]
     assert include["ansible.builtin.include_tasks"] == "before.yml" and include["tags"] == ["always"]
     assert include["when"] == "rdma_stack | bool or (rdma_switch | bool and rdma_switch_requires_profile | bool)"
@@ -84,13 +87,18 @@ def test_checks_run_with_any_tag_and_before_any_change():
     assert all(t["when"] == "__rdma_fast | bool" for t in tasks_of("fast"))
 
 
-def test_run_id_and_mode_are_computed_once():
+def test_run_id_and_values_are_computed_once():
+    """One set_fact: the run id, and every input of the run (__rdma_values) - the profile resolved in
+    the one template of __rdma_inputs; the module mode, the management connection and the resolved
+    profile are read from that fact (templated once per host, not per use)."""
     facts = [t["ansible.builtin.set_fact"] for t in MAIN if "ansible.builtin.set_fact" in t]
-    assert sum("__rdma_run" in f for f in facts) == 1
-    assert sum("__rdma_module_mode" in f for f in facts) == 1
-    assert sum("__rdma_resolved" in f for f in facts) == 1
-    assert "hpcnet.rdma.resolve_profile(__rdma_builtin_profiles, rdma_profiles)" in \
-        next(f["__rdma_resolved"] for f in facts if "__rdma_resolved" in f)
+    assert len(facts) == 1
+    assert "__rdma_run" in facts[0] and facts[0]["__rdma_values"] == "{{ __rdma_inputs }}"
+    assert ROLE_VARS["__rdma_inputs"].count("hpcnet.rdma.resolve_profile(__rdma_builtin_profiles, rdma_profiles)") == 1
+    for name, key in (("__rdma_resolved", "profile"), ("__rdma_module_mode", "module_mode"),
+                      ("__rdma_management_connection", "management.connection"), ("__rdma_sysctls", "sysctls"),
+                      ("__rdma_qos", "qos")):
+        assert ROLE_VARS[name] == "{{ __rdma_values.%s }}" % key
 
 
 def test_the_concerns_are_one_node_tuning_call_in_the_run():
