@@ -38,8 +38,8 @@ def not_set(result: Dict[str, Any]) -> List[str]:
     for u in result.get("refused") or []:
         lines.append("refused: %s - %s" % (_first(u, ["key", "irq", "interface"]), _first(u, ["reason", "msg"], "")))
     for u in result.get("unsupported") or []:
-        lines.append("unsupported: %s %s - %s" % (_first(u, ["interface"]), _first(u, ["feature", "setting"], ""),
-                                                 _s(u.get("reason"))))
+        what = (_first(u, ["interface"]), _first(u, ["feature", "setting"], ""), _s(u.get("reason")))
+        lines.append("unsupported: %s %s - %s" % what)
     for u in result.get("not_possible") or []:
         lines.append("not possible here: %s - %s" % (_first(u, ["part"]), _s(u.get("reason"))))
     for u in result.get("absent") or []:
@@ -48,8 +48,8 @@ def not_set(result: Dict[str, Any]) -> List[str]:
         if isinstance(u, str):
             lines.append("note: " + u)
     for u in result.get("capped") or []:
-        lines.append("capped: %s %s %s -> %s (hardware maximum)" % (_s(u.get("interface")), _s(u.get("setting")),
-                                                                     _s(u.get("requested")), _s(u.get("applied"))))
+        what = tuple(_s(u.get(k)) for k in ("interface", "setting", "requested", "applied"))
+        lines.append("capped: %s %s %s -> %s (hardware maximum)" % what)
     return lines
 
 

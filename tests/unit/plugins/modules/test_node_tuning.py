@@ -48,8 +48,8 @@ def steps(digest="d1", nic_name="data0"):
                   "release_scope": "tuning.nic"}},
         {"name": "record", "module": "managed_files",
          "args": {"release_scope": "tuning.record",
-                  "files": [{"path": RECORD, "content": json.dumps({"name": "mpi", "inputs_digest": digest,
-                                                                       "sysctls": SYSCTLS}) + "\n"}]}},
+                  "files": [{"path": RECORD, "content": json.dumps(
+                      {"name": "mpi", "inputs_digest": digest, "sysctls": SYSCTLS}) + "\n"}]}},
     ]
 
 
