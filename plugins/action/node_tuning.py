@@ -30,15 +30,13 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
         args = dict(self._task.args)
-        options = None
-        if args.get("summary") is not None:
-            checked = ArgumentSpecValidator(_spec.argument_spec(_spec.SUMMARY)).validate({"summary": args.pop("summary")})
+        options = args.pop("summary", None)   # the controller's: never sent to the node
+        if options is not None:
+            checked = ArgumentSpecValidator(_spec.argument_spec(_spec.SUMMARY)).validate({"summary": options})
             if checked.error_messages:
                 result.update(failed=True, msg="summary: " + "; ".join(checked.error_messages))
                 return result
             options = checked.validated_parameters["summary"]
-        else:
-            args.pop("summary", None)
         wrap_async = self._task.async_val and not self._connection.has_native_async
         result = merge_hash(result, self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars,
                                                          wrap_async=wrap_async))

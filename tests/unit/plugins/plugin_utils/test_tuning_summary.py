@@ -155,3 +155,40 @@ def test_action_shows_once_and_feeds_the_custom_stats(tmp_path, check):
         "not taken: the node has no record yet"
     assert result["changed"] is False and "summary" not in result   # shown once: under ansible_stats
     assert out["custom_stats"]["localhost"]["rdma_tuning"] == summary
+
+
+BAD = """
+- hosts: localhost
+  connection: local
+  gather_facts: false
+  tasks:
+    - name: Summary with a bad option
+      hpcnet.rdma.tuning_summary:
+        rdma_mode: fast
+      ignore_errors: true
+    - name: A node_tuning call with a bad summary option
+      hpcnet.rdma.node_tuning:
+        steps: [{module: sysctl_tuning, args: {sysctls: {}}}]
+        journal_dir: "{{ playbook_dir }}/journal"
+        summary: {rdma_mode: fast}
+      ignore_errors: true
+"""
+
+
+def test_bad_options_fail_naming_the_field_and_nothing_reaches_the_node(tmp_path):
+    """Both actions check their options on the controller: a bad value fails naming the field, the
+    value and what is allowed, and node_tuning's module never runs (no journal directory appears;
+    --check on top, so even a wrong pass could write nothing)."""
+    (tmp_path / "play.yml").write_text(BAD)
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS, ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"),
+               ANSIBLE_HOME=str(tmp_path / "home"), ANSIBLE_NOCOLOR="1", ANSIBLE_STDOUT_CALLBACK="json",
+               ANSIBLE_INVENTORY_UNPARSED_WARNING="0", ANSIBLE_LOCALHOST_WARNING="0")
+    proc = subprocess.run([BINARY, "play.yml", "--check"], cwd=str(tmp_path), env=env, capture_output=True, text=True,
+                          check=False, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary, call = [next(iter(t["hosts"].values())) for t in json.loads(proc.stdout)["plays"][0]["tasks"]]
+    assert summary["failed"] and "rdma_mode" in summary["msg"] and "fast" in summary["msg"]
+    assert "live, bake" in summary["msg"]
+    assert call["failed"] and call["msg"].startswith("summary: ")
+    assert "rdma_mode" in call["msg"] and "fast" in call["msg"] and "live, bake" in call["msg"]
+    assert "results" not in call and not (tmp_path / "journal").exists()
