@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -38,6 +39,9 @@ class Log:
             kw.setdefault("stdout", subprocess.PIPE)
             kw.setdefault("stderr", subprocess.PIPE)
             kw.setdefault("text", True)
+        # A Python child block-buffers a piped stdout but not stderr: without this the merged
+        # text's order would depend on PYTHONUNBUFFERED in the caller's environment.
+        kw["env"] = {**(kw.get("env") or os.environ), "PYTHONUNBUFFERED": "1"}
         res = subprocess.run(cmd, check=False, **kw)
         if check and res.returncode != 0:
             err = (res.stderr or "").strip() if capture else ""
@@ -50,6 +54,9 @@ class Log:
         kw.setdefault("stdout", subprocess.PIPE)
         kw.setdefault("stderr", subprocess.STDOUT)
         kw.setdefault("text", True)
+        # A Python child block-buffers a piped stdout but not stderr: without this the merged
+        # text's order would depend on PYTHONUNBUFFERED in the caller's environment.
+        kw["env"] = {**(kw.get("env") or os.environ), "PYTHONUNBUFFERED": "1"}
         res = subprocess.run(cmd, check=False, **kw)
         if check and res.returncode != 0:
             self.die(f"command failed ({res.returncode}): {' '.join(cmd)}\n{(res.stdout or '')[-3000:]}")

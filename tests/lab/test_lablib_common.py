@@ -45,7 +45,10 @@ def test_run_failure(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().err == f"labctl test: error: command failed (3): {' '.join(cmd)}\nwhy\n"
 
 
-def test_run_merged(capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_merged(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # As CI runs it: no PYTHONUNBUFFERED in the caller's environment (a piped Python child would
+    # otherwise block-buffer stdout and print 'b' before 'a').
+    monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)
     ok = LOG.run_merged([sys.executable, "-c", "import sys; print('a'); print('b', file=sys.stderr)"])
     assert ok.stdout == "a\nb\n"
     cmd = [sys.executable, "-c", "import sys; print('x' * 5000, file=sys.stderr); sys.exit(4)"]
