@@ -16,9 +16,12 @@ LOST="${RUNDIR}/lost-ssh"
 PY=${PYTHON:-python3}
 note=()
 
-attempt() {  # attempt N: one `molecule test -s vm`, its log in RESULTS/molecule-vm.log
+attempt() {  # attempt N: one `molecule test -s vm`, its log in RESULTS/molecule-vm.log, and the
+    # wall time of each step (scripts/steptimes.py) printed at its end and in RESULTS/molecule-vm.steps
     rm -f "${LOST}"
-    NO_COLOR=1 MOLECULE_COMMAND_BORDERS=false molecule test -s vm 2>&1 | tee "${RESULTS}/molecule-vm.log"
+    NO_COLOR=1 MOLECULE_COMMAND_BORDERS=false molecule test -s vm 2>&1 \
+        | "${PY}" "${ROOT}/scripts/steptimes.py" --table "${RESULTS}/molecule-vm.steps" \
+        | tee "${RESULTS}/molecule-vm.log"
 }
 
 rc=0
@@ -26,6 +29,7 @@ attempt || rc=$?
 if [[ ${rc} != 0 && -s ${LOST} ]]; then
     lost=$(paste -sd';' "${LOST}")
     mv "${RESULTS}/molecule-vm.log" "${RESULTS}/molecule-vm.attempt1.log"
+    mv "${RESULTS}/molecule-vm.steps" "${RESULTS}/molecule-vm.attempt1.steps"
     for log in "${RUNDIR}"/*.console.log; do
         [[ -e ${log} ]] && cp "${log}" "${RESULTS}/molecule-vm.attempt1.$(basename "${log}")"
     done

@@ -49,14 +49,17 @@ def test_retry_only_after_a_lost_vm(tmp_path, outcomes, calls, ok, said):
     assert (proc.returncode == 0) == ok, proc.stdout + proc.stderr
     last = [line for line in proc.stdout.splitlines() if line.startswith("molecule-vm: ")][-1]
     assert last.startswith("molecule-vm: OK" if ok else "molecule-vm: FAILED"), last
+    # the per-step time table (scripts/steptimes.py) ends the output and is kept beside the log
+    assert "step times: no Molecule step seen in the output" in proc.stdout
+    assert (results / "molecule-vm.steps").is_file()
     recorded = json.loads((results / "molecule-vm.json").read_text())
     assert recorded["ok"] is ok and last.endswith(recorded["detail"])
     if said:
         assert said in last, last
         assert "LOST A VM" in proc.stdout
         kept = sorted(p.name for p in results.iterdir())
-        assert kept == ["molecule-vm.attempt1.log", "molecule-vm.attempt1.vm2.console.log", "molecule-vm.json",
-                        "molecule-vm.log"]
+        assert kept == ["molecule-vm.attempt1.log", "molecule-vm.attempt1.steps", "molecule-vm.attempt1.vm2.console.log",
+                        "molecule-vm.json", "molecule-vm.log", "molecule-vm.steps"]
         assert "soft lockup" in (results / "molecule-vm.attempt1.vm2.console.log").read_text()
     else:
         assert "attempt" not in last and "LOST" not in proc.stdout

@@ -1,0 +1,95 @@
+"""Per-step wall time of a Molecule run, read from its output as it streams (standard library only).
+
+    molecule test -s vm 2>&1 | python3 scripts/steptimes.py --table build/results/molecule-vm.steps
+
+Every line is passed through unchanged (stdout, flushed per line).  A step starts where Molecule
+logs `[<scenario> > <action>] Executing` and ends where the next one starts (or at the end of the
+input).  Several steps share an action (`side_effect`, `verify`), so a step is named by its action
+and by the first thing that tells them apart inside it: the first `PLAY [...]` name of a playbook,
+or the folder of the first testinfra file.  At the end the table (seconds per step, slowest first
+marked) goes to stdout and to --table.  The filter never fails the pipeline: its exit status is 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from typing import Callable, List, Optional, TextIO, Tuple
+
+# molecule 26: "INFO     [vm > converge] Executing" without markup (NO_COLOR=1, as scripts/molecule_vm.sh
+# runs it), "INFO     vm ➜ converge: Executing" with it (ansi_output.py format_scenario)
+STEP = re.compile(r"(?:\[[\w.-]+ > (?P<plain>[\w-]+)\]|\b[\w.-]+ ➜ (?P<marked>[\w-]+):) Executing\b")
+PLAY = re.compile(r"^PLAY \[(?P<name>[^\]]*)\]")
+TESTFILE = re.compile(r"^(?:\S*/)?(?P<dir>tests\w*)/test_\w+\.py\b")
+
+
+class Steps(object):
+    """The steps seen so far: [name, started, ended-or-None, detail-or-None]."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.steps: List[list] = []
+
+    def feed(self, line: str) -> None:
+        match = STEP.search(line)
+        now = self.clock()
+        if match:
+            self._close(now)
+            self.steps.append([match.group("plain") or match.group("marked"), now, None, None])
+            return
+        if not self.steps or self.steps[-1][3] is not None:
+            return
+        play, test = PLAY.match(line), TESTFILE.match(line.strip())
+        if play:
+            self.steps[-1][3] = play.group("name")
+        elif test:
+            self.steps[-1][3] = test.group("dir")
+
+    def _close(self, now: float) -> None:
+        if self.steps and self.steps[-1][2] is None:
+            self.steps[-1][2] = now
+
+    def table(self) -> Tuple[str, List[Tuple[str, float]]]:
+        self._close(self.clock())
+        rows = [("%s (%s)" % (name, detail) if detail else name, end - start) for name, start, end, detail in self.steps]
+        if not rows:
+            return "step times: no Molecule step seen in the output\n", rows
+        width = max(len(r[0]) for r in rows)
+        slowest = sorted(range(len(rows)), key=lambda i: -rows[i][1])[:3]
+        out = ["step times (seconds, wall; * = the three slowest)"]
+        for i, (name, secs) in enumerate(rows):
+            out.append("  %-*s %7.1f%s" % (width, name, secs, " *" if i in slowest else ""))
+        out.append("  %-*s %7.1f" % (width, "total", sum(r[1] for r in rows)))
+        return "\n".join(out) + "\n", rows
+
+
+def run(src: TextIO, dst: TextIO, table_path: Optional[str], clock: Callable[[], float] = time.monotonic) -> None:
+    steps = Steps(clock)
+    for line in iter(src.readline, ""):
+        dst.write(line)
+        dst.flush()
+        steps.feed(line.rstrip("\n"))
+    text, _ = steps.table()
+    dst.write("\n" + text)
+    dst.flush()
+    if table_path:
+        with open(table_path, "w") as f:
+            f.write(text)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--table", help="also write the table to this file")
+    args = parser.parse_args(argv)
+    src = open(sys.stdin.fileno(), "r", encoding="utf-8", errors="replace", closefd=False)
+    try:
+        run(src, sys.stdout, args.table)
+    except BrokenPipeError:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
