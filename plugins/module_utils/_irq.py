@@ -132,12 +132,12 @@ def parse_interrupts(text: str) -> Dict[int, Dict[str, Any]]:
     out = {}  # type: Dict[int, Dict[str, Any]]
     for line in lines[1:]:
         head, _sep, rest = line.partition(":")
-        if not head.strip().isdigit():
+        if not re.match(r"^[0-9]+$", head.strip()):
             continue
         fields = rest.split()
         counts = []  # type: List[int]
         for x in fields[:ncpu]:
-            if not x.isdigit():
+            if not re.match(r"^[0-9]+$", x):
                 break
             counts.append(int(x))
         if not counts:
