@@ -28,9 +28,44 @@ ONLINE = "/sys/devices/system/cpu/online"
 # gone at the next boot, nothing to roll back).
 RUN_BANNED = "/run/hpcnet-rdma/irqbalance-banned"
 POLICIES = ("spread-local", "single", "explicit", "hint")
-# Queue interrupts (data path) of common drivers; config/async/control vectors are left alone.
+# How drivers name their MSI-X vectors in /proc/interrupts: the IRQ columns of the driver table
+# (_drivers.DRIVERS reads them from here; they live in this file because the boot applier runs
+# alone on the node).  Per driver: (queue patterns, non-queue patterns).  A queue pattern captures
+# the queue index as group "q"; "{if}" stands for the interface name.  Non-queue patterns are tried
+# first (i40e's "...:fdir-TxRx-0" is a flow-director sideband vector, not a data queue).  Each entry
+# is proven by a capture under tests/unit/fixtures/real/interrupts/ (docs/hardware.md lists them).
+IRQ_NAMING = {
+    # mlx5_comp3@pci:0000:3b:00.0; mlx5_async0@..., older mlx5_{pages,cmd,async}_eq@...
+    "mlx5_core": ([r"^mlx5_comp(?P<q>\d+)(?:@|$)"], [r"^mlx5_(?:async|pages|cmd|page_fault|fw)"]),
+    # MLNX_OFED 2.x mlx4_en: eth6-0 per ring; upstream: mlx4-comp-N@pci:... shared EQs; mlx4-async@pci:...
+    "mlx4_en": ([r"^{if}-(?P<q>\d+)$", r"^mlx4-comp-(?P<q>\d+)@"], [r"^mlx4-async@"]),
+    "ice": ([r"^ice-{if}-TxRx-(?P<q>\d+)$"], [r":misc$"]),
+    "i40e": ([r"^i40e-{if}-TxRx-(?P<q>\d+)$"], [r":misc$", r":fdir-TxRx-\d+$"]),
+    "ixgbe": ([r"^{if}-TxRx-(?P<q>\d+)$"], [r"^{if}$"]),
+    "igb": ([r"^{if}-(?:TxRx|rx|tx)-(?P<q>\d+)$"], [r"^{if}$"]),
+    "e1000e": ([r"^{if}-(?:rx|tx)-(?P<q>\d+)$"], [r"^{if}$"]),
+    "bnxt_en": ([r"^{if}-(?:TxRx|rx|tx)-(?P<q>\d+)$"], []),
+    "bnx2": ([r"^{if}-(?P<q>\d+)$"], []),
+    "bnx2x": ([r"^{if}-fp-(?P<q>\d+)$"], [r"^{if}$"]),
+    "tg3": ([r"^{if}-(?:txrx|tx|rx)-(?P<q>\d+)$"], [r"^{if}$"]),
+    # ens5-Tx-Rx-0 per queue pair; ena-mgmnt@pci:0000:00:05.0 (admin/AENQ)
+    "ena": ([r"^{if}-Tx-Rx-(?P<q>\d+)$"], [r"^ena-mgmnt@"]),
+    # gve-ntfy-blk0@pci:... since 6.3; eth0-ntfy-block.0 before; gve-mgmnt@pci:...
+    "gve": ([r"^gve-ntfy-blk(?P<q>\d+)@", r"-ntfy-block\.(?P<q>\d+)$"], [r"^gve-mgmnt@"]),
+    "virtio_net": ([r"^virtio\d+-(?:input|output)\.(?P<q>\d+)$"], [r"^virtio\d+-(?:config|control)$"]),
+}
+# Any other driver: the union of the common shapes.
+GENERIC_IRQ_NAMING = (
+    [r"(?:^|[-_])comp(?P<q>\d+)(?:@|$)", r"-TxRx-(?P<q>\d+)$", r"-Tx-Rx-(?P<q>\d+)$",
+     r"-(?:rx|tx|txrx|rxtx|fp)-(?P<q>\d+)$", r"-(?:input|output)\.(?P<q>\d+)$", r"ntfy-blk(?P<q>\d+)@",
+     r"-ntfy-block\.(?P<q>\d+)$", r"^mlx4-comp-(?P<q>\d+)@", r"^{if}-(?P<q>\d+)$"],
+    [r"[:-]misc$", r":fdir-", r":mbx$", r"^mlx5_(?:async|pages|cmd|page_fault|fw)", r"-mgmnt@", r"-async@",
+     r"^virtio\d+-(?:config|control)$", r"^{if}$"],
+)
+_COMPILED = {}  # type: Dict[Any, Any]
+# The one-regex form the metrics collector (roles/rdma_metrics, which runs alone on the node) copies;
+# narrower than IRQ_NAMING (no ENA, ethX-N, gve; no non-queue exclusions): the collector still has to move to irq_role.
 _QUEUE_RE = re.compile(r"(comp\d+|TxRx-\d+|-(?:input|output)\.\d+$|-(?:rx|tx|fp)-\d+$|-rxtx-\d+$)")
-_QUEUE_NUM_RE = re.compile(r"(\d+)(?:@.*)?$")
 
 
 # ---------------------------------------------------------------------- cpulists
@@ -74,31 +109,85 @@ def mask_to_cpus(mask: str) -> List[int]:
 
 
 # ---------------------------------------------------------------------- parsing
+def _parse_error(msg: str) -> Exception:
+    """The collection's ParseError at tune time; at boot this file runs alone (ValueError, its base)."""
+    try:
+        from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
+    except ImportError:
+        return ValueError(msg)
+    return ParseError(msg)
+
+
 def parse_interrupts(text: str) -> Dict[int, Dict[str, Any]]:
-    """/proc/interrupts → {irq: {"name", "counts": [per CPU]}} for numbered IRQs only."""
+    """/proc/interrupts → {irq: {"name", "counts": [per CPU]}} for numbered IRQs only.
+
+    The name is the last field (chip and hwirq columns of newer kernels come before it).  Lines
+    that are not numbered IRQs (NMI, LOC, an elision such as "[...]") are skipped.  ParseError
+    (a ValueError) naming the line when the text is no /proc/interrupts: no CPU header, or a
+    numbered line with no per-CPU count."""
+    if not isinstance(text, str):
+        raise _parse_error("/proc/interrupts: expected text, got %s" % type(text).__name__)
     lines = text.splitlines()
-    if not lines or "CPU" not in lines[0]:
-        raise ValueError("/proc/interrupts: no CPU header line")
-    ncpu = len(lines[0].split())
-    out: Dict[int, Dict[str, Any]] = {}
+    header = lines[0].split() if lines else []
+    if not header or not all(re.match(r"^CPU\d+$", h) for h in header):
+        raise _parse_error("/proc/interrupts: no CPU header line (got %r)" % (lines[0][:80] if lines else ""))
+    ncpu = len(header)
+    out = {}  # type: Dict[int, Dict[str, Any]]
     for line in lines[1:]:
         head, _sep, rest = line.partition(":")
-        if not head.strip().isdigit():
+        if not re.match(r"^[0-9]+$", head.strip()):
             continue
         fields = rest.split()
-        counts = [int(x) for x in fields[:ncpu] if x.isdigit()]
-        name = fields[-1] if len(fields) > ncpu else ""
+        counts = []  # type: List[int]
+        for x in fields[:ncpu]:
+            if not re.match(r"^[0-9]+$", x):
+                break
+            counts.append(int(x))
+        if not counts:
+            raise _parse_error("/proc/interrupts: IRQ line without per-CPU counts: %r" % line[:120])
+        name = fields[-1] if len(fields) > len(counts) else ""
         out[int(head)] = {"name": name, "counts": counts}
     return out
 
 
-def queue_index(name: str) -> int:
-    m = _QUEUE_NUM_RE.search(name.split("@")[0])
+def driver_profile(driver: Optional[str]) -> str:
+    """The IRQ_NAMING entry that reads this driver's vectors: its own name, or "generic"."""
+    return driver if driver in IRQ_NAMING else "generic"
+
+
+def _patterns(which: int, driver: Optional[str], ifname: Optional[str]) -> List[Any]:
+    key = (which, driver_profile(driver), ifname)
+    if key not in _COMPILED:
+        raw = (IRQ_NAMING[driver][which] if driver in IRQ_NAMING else []) + GENERIC_IRQ_NAMING[which]
+        # a pattern naming the interface applies only when the interface is known
+        _COMPILED[key] = [re.compile(r.replace("{if}", re.escape(ifname or ""))) for r in raw if ifname or "{if}" not in r]
+    return _COMPILED[key]
+
+
+def irq_role(name: str, driver: Optional[str] = None, ifname: Optional[str] = None) -> Any:
+    """("queue", index), ("other", None) for a known non-queue vector (async, misc, mgmnt, config,
+    flow director, link), or (None, None) for a name no rule knows.  ``driver`` picks the driver's
+    own patterns first (IRQ_NAMING); the generic ones always apply after them."""
+    for rx in _patterns(1, driver, ifname):
+        if rx.search(name):
+            return "other", None
+    for rx in _patterns(0, driver, ifname):
+        m = rx.search(name)
+        if m:
+            return "queue", int(m.group("q"))
+    return None, None
+
+
+def queue_index(name: str, driver: Optional[str] = None, ifname: Optional[str] = None) -> int:
+    role, index = irq_role(name, driver, ifname)
+    if role == "queue":
+        return index
+    m = re.search(r"(\d+)(?:@.*)?$", name.split("@")[0])
     return int(m.group(1)) if m else 0
 
 
-def is_queue_irq(name: str) -> bool:
-    return bool(_QUEUE_RE.search(name.split("@")[0]))
+def is_queue_irq(name: str, driver: Optional[str] = None, ifname: Optional[str] = None) -> bool:
+    return irq_role(name, driver, ifname)[0] == "queue"
 
 
 # ---------------------------------------------------------------------- reading the node
@@ -132,17 +221,35 @@ def nic_irqs(host: Any, ifname: str, interrupts: Dict[int, Dict[str, Any]]) -> D
         raise ValueError("interfaces: %s has no MSI/MSI-X interrupts (no msi_irqs in sysfs: a virtual "
                          "device such as veth or a legacy-INTx NIC); IRQ affinity needs per-queue vectors"
                          % ifname)
+    driver = nic_driver(host, ifname)
     irqs = []
+    other = []
     for entry in host.listdir(pci + "/msi_irqs"):
         if entry.isdigit() and int(entry) in interrupts:
             name = interrupts[int(entry)]["name"]
-            if is_queue_irq(name):
-                irqs.append({"irq": int(entry), "name": name})
-    irqs.sort(key=lambda i: (queue_index(i["name"]), i["name"]))
+            role, index = irq_role(name, driver, ifname)
+            if role == "queue":
+                irqs.append({"irq": int(entry), "name": name, "queue": index})
+            else:
+                other.append(name)
+    irqs.sort(key=lambda i: (i["queue"], i["name"]))
     numa = _read_int(host, pci + "/numa_node", -1)
     local = host.read(pci + "/local_cpulist")
     return {"interface": ifname, "irqs": irqs, "numa_node": numa,
-            "local_cpus": parse_cpulist(local, "local_cpulist") if local else online_cpus(host)}
+            "local_cpus": parse_cpulist(local, "local_cpulist") if local else online_cpus(host),
+            "driver": driver, "driver_profile": driver_profile(driver), "other_irqs": sorted(other)}
+
+
+def nic_driver(host: Any, ifname: str) -> Optional[str]:
+    """The kernel driver bound to the interface's device (basename of device/driver), None when unknown."""
+    readlink = getattr(host, "readlink", None)
+    if readlink is None:
+        return None
+    try:
+        target = readlink("/sys/class/net/%s/device/driver" % ifname)
+    except Exception:   # the Host wraps OSError; no driver link means a virtual device
+        return None
+    return target.rstrip("/").rsplit("/", 1)[-1] if target else None
 
 
 def irq_number(host: Any, name: str) -> int:
@@ -295,6 +402,13 @@ class BootHost(object):
     def exists(self, path: str) -> bool:
         import os
         return os.path.exists(self.p(path))
+
+    def readlink(self, path: str) -> Optional[str]:
+        import os
+        try:
+            return os.readlink(self.p(path))
+        except OSError:
+            return None
 
     def listdir(self, path: str) -> List[str]:
         import os

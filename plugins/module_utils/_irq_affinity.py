@@ -78,6 +78,8 @@ def run(module, host: Host) -> dict:
                 assignments[ifname] = p["assign"]
                 extra["irqs"][ifname] = {
                     "numa_node": nic["numa_node"], "local_cpus": _irq.format_cpulist(nic["local_cpus"]),
+                    "driver": nic.get("driver"), "driver_profile": nic.get("driver_profile", "generic"),
+                    "other_irqs": nic.get("other_irqs", []),
                     "assignments": dict((i["name"], {"irq": i["irq"], "cpus": p["assign"][i["name"]]})
                                         for i in nic["irqs"] if i["name"] in p["assign"])}
                 for name in p["assign"]:

@@ -1,0 +1,130 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""ethtool readers on real captures (tests/unit/fixtures/real/ethtool-*/): the values a person
+reads off each capture, and the per-device / per-queue split of ``ethtool -S`` (_drivers)."""
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _drivers, _ethtool
+
+from ...fixtures.real import real_capture, real_files, real_header
+
+PARSERS = {"ethtool-g": _ethtool.parse_ethtool_rings, "ethtool-c": _ethtool.parse_ethtool_coalesce,
+           "ethtool-i": _ethtool.parse_ethtool_driver, "ethtool-S": _ethtool.parse_ethtool_stats}
+
+
+@pytest.mark.parametrize("path", [p for tool in sorted(PARSERS) for p in real_files(tool)])
+def test_every_capture_parses_and_names_its_source(path):
+    assert real_header(path)["source"]
+    assert PARSERS[path.split("/")[0]](real_capture(path))
+
+
+RINGS = [  # (file, max rx, max tx, current rx, current tx)
+    ("ethtool-g/mlx4_en.2xe2690.eth6.txt", 8192, 8192, 8192, 8192),
+    ("ethtool-g/i40e.e3-1271.eth0.txt", 4096, 4096, 2048, 512),
+    ("ethtool-g/ixgbe.2xe5-2640.eth2.txt", 4096, 4096, 4096, 512),
+    ("ethtool-g/igb.2xe5-2640.eth0.txt", 4096, 4096, 256, 256),
+    ("ethtool-g/e1000e.e3-1271.eth2.txt", 4096, 4096, 256, 256),
+    ("ethtool-g/tg3.2xe2690.eth0.txt", 2047, 511, 2047, 511),
+    ("ethtool-g/virtio_net.vscale-vm.eth0.txt", 256, 256, 256, 256),
+    ("ethtool-g/bnx2x.openeuler-22.03.ens4f1.txt", 4078, 4078, 453, 4078),
+]
+
+
+@pytest.mark.parametrize("path,max_rx,max_tx,rx,tx", RINGS)
+def test_ring_maxima_and_current(path, max_rx, max_tx, rx, tx):
+    r = _ethtool.parse_ethtool_rings(real_capture(path))
+    assert (r["max"]["rx"], r["max"]["tx"], r["current"]["rx"], r["current"]["tx"]) == (max_rx, max_tx, rx, tx)
+
+
+def test_ioctl_era_rings_print_zero_and_netlink_prints_na():
+    old = _ethtool.parse_ethtool_rings(real_capture("ethtool-g/mlx4_en.2xe2690.eth6.txt"))
+    new = _ethtool.parse_ethtool_rings(real_capture("ethtool-g/bnx2x.openeuler-22.03.ens4f1.txt"))
+    assert old["max"]["rx_mini"] == 0 and old["extra"] == {}
+    assert new["max"]["rx_mini"] is None and new["extra"] == {"rx_buf_len": None, "tx_push": None}
+
+
+COALESCE = [  # (file, adaptive rx, adaptive tx, rx-usecs, tx-usecs)
+    ("ethtool-c/mlx4_en.2xe2690.eth6.txt", True, False, 16, 16),
+    ("ethtool-c/i40e.e3-1271.eth0.txt", True, True, 25, 25),
+    ("ethtool-c/tg3.2xe2690.eth0.txt", False, False, 20, 72),
+    ("ethtool-c/igb.2xe5-2640.eth0.txt", False, False, 3, 0),
+]
+
+
+@pytest.mark.parametrize("path,arx,atx,rx_usecs,tx_usecs", COALESCE)
+def test_coalesce(path, arx, atx, rx_usecs, tx_usecs):
+    c = _ethtool.parse_ethtool_coalesce(real_capture(path))
+    assert (c["adaptive_rx"], c["adaptive_tx"], c["rx_usecs"], c["tx_usecs"]) == (arx, atx, rx_usecs, tx_usecs)
+
+
+DRIVER_INFO = [  # (file, driver, version, firmware, bus-info)
+    ("ethtool-i/tg3.2xe2690.eth0.txt", "tg3", "3.137", "5719-v1.46 NCSI v1.3.16.0", "0000:03:00.0"),
+    ("ethtool-i/i40e.e3-1271.eth0.txt", "i40e", "1.5.10-k", "5.04 0x80002530 0.0.0", "0000:01:00.0"),
+    ("ethtool-i/mlx4_en.2xe2690.eth6.txt", "mlx4_en", "2.2-1 (Feb 2014)", "2.36.5000", None),
+    ("ethtool-i/bnx2x.openeuler-22.03.ens4f1.txt", "bnx2x", "5.10.0-153.12.0.92.oe2203sp2.x8", "mbi 7.15.42 bc 7.15.23", "0000:86:00.1"),
+    ("ethtool-i/e1000e.node_exporter.eth0.txt", "e1000e", "5.11.0-22-generic", "0.5-4", "0000:00:1f.6"),
+    ("ethtool-i/virtio_net.vscale-vm.eth0.txt", "virtio_net", "1.0.0", "", None),
+]
+
+
+@pytest.mark.parametrize("path,driver,version,firmware,bus", DRIVER_INFO)
+def test_driver_info(path, driver, version, firmware, bus):
+    d = _ethtool.parse_ethtool_driver(real_capture(path))
+    assert (d["driver"], d["version"], d["firmware_version"]) == (driver, version, firmware)
+    if bus is not None:
+        assert d["bus_info"] == bus
+
+
+STATS = [  # (file, driver, device counters (name: value) that must be there, {queue: {name: value}} that must be there)
+    ("ethtool-S/bnxt_en.netdev-2024.txt", "bnxt_en", {}, {0: {"rx_discards": 0, "rx_ucast_packets": 1418, "tx_ucast_packets": 1734}}),
+    ("ethtool-S/bnx2x.openeuler-22.03.ens4f1.grep-err.txt", "bnx2x", {"rx_crc_errors": 0, "rx_phy_ip_err_discards": 0},
+     {7: {"rx_csum_offload_errors": 0}}),
+    ("ethtool-S/ena.aws-5.4.txt", "ena", {"bw_in_allowance_exceeded": 0, "interface_up": 2, "ena_admin_q_submitted_cmd": 174},
+     {0: {"tx_cnt": 33539, "rx_cnt": 183700}, 1: {"tx_cnt": 32452, "rx_bytes": 24196718}}),
+    ("ethtool-S/mlx5_core.xdp-5.15.txt", "mlx5_core", {"rx_discards_phy": 58591428329, "rx_prio0_discards": 58591314012,
+                                                       "rx_out_of_buffer": 990473555, "tx_pause_ctrl_phy": 5745055},
+     {0: {"rx_packets": 70812690, "ch_poll": 146981606, "rx_xdp_drop": 3753342954}}),
+]
+
+
+@pytest.mark.parametrize("path,driver,device,queues", STATS)
+def test_per_device_and_per_queue_counters(path, driver, device, queues):
+    split = _drivers.split_counters(_ethtool.parse_ethtool_stats(real_capture(path)), driver)
+    assert split["driver_profile"] == driver
+    for name, value in device.items():
+        assert split["device"][name] == value
+    for index, counters in queues.items():
+        for name, value in counters.items():
+            assert split["queues"][index][name] == value
+    assert not any(k.startswith("[") or k.startswith("queue_") or k.startswith("rx0_") for k in split["device"])
+
+
+def test_ena_has_two_queues_and_no_queue_counter_among_device_ones():
+    split = _drivers.split_counters(_ethtool.parse_ethtool_stats(real_capture("ethtool-S/ena.aws-5.4.txt")), "ena")
+    assert sorted(split["queues"]) == [0, 1] and len(split["queues"][0]) == 37 and len(split["device"]) == 17
+
+
+@pytest.mark.parametrize("name,expected", [
+    ("rx_queue_0_packets", (0, "rx_packets")), ("tx_queue_12_bytes", (12, "tx_bytes")),   # ice, igb, ixgbe, virtio_net
+    ("tx-3.tx_packets", (3, "tx_packets")), ("rx-0.bytes", (0, "rx_bytes")),                 # i40e
+    ("rx_posted_desc[1]", (1, "rx_posted_desc")),                                              # gve
+    ("tx_q-2_packets", (2, "tx_packets")),                                                     # idpf/iavf
+    ("rx_prio3_pause", None), ("rx_vport_rdma_unicast_packets", None), ("port.rx_dropped", None),
+])
+def test_generic_counter_shapes(name, expected):
+    assert _drivers.queue_counter(name) == expected
+
+
+def test_driver_table():
+    assert _drivers.entry("mlx5_core")["dcb"] == ["mlnx_qos", "dcb"]
+    assert _drivers.entry("ice")["dcb"] == ["dcb"] and "LLDP" in _drivers.entry("ice")["notes"]
+    assert _drivers.entry("bnxt_en")["dcb"] == ["dcb", "bnxtqos"]
+    assert _drivers.entry("tg3")["dcb"] == ["none"]
+    generic = _drivers.entry("sfc")
+    assert generic["driver"] == "generic" and _drivers.profile("sfc") == "generic" and generic["irq_queue"]
+    for name, row in _drivers.DRIVERS.items():
+        assert row["irq_queue"], name   # every driver in the table says how its queue IRQs are named
