@@ -7,10 +7,12 @@ naming the tool; an unreadable output reaches roce_qos/roce_qos_info as an unrea
 from __future__ import annotations
 
 import os
+import tempfile
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _dcb, _mlnx_qos, _qos
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
@@ -35,7 +37,10 @@ def _bodies():
 
 
 BODIES = _bodies()
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# hypothesis keeps its cache in ./.hypothesis by default: inside the collection tree it would end up in the
+# built tarball (test_collection_build), so it goes to a temporary directory
+set_hypothesis_home_dir(tempfile.mkdtemp(prefix="hypothesis-qos-"))
+SETTINGS = settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _fails_small(tool, parser, text):
