@@ -11,7 +11,7 @@ mlnx_qos has no JSON mode; the report is parsed by its labels ("Priority trust s
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import (
@@ -21,7 +21,11 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils._runner import Failure
 _PRIOS = 8   # IEEE 802.1p priorities
 
 _MLNX_DSCP_LINE = re.compile(r"^prio:\s*(?P<prio>\d+)\s+dscp:\s*(?P<list>[\d,\s]*)$")
-_MLNX_TC_LINE = re.compile(r"^tc:\s*(?P<tc>\d+)\s+ratelimit:\s*(?P<rate>[^,]+),\s*tsa:\s*(?P<tsa>.+)$")
+_MLNX_TC_LINE = re.compile(r"^tc:\s*(?P<tc>\d+)\s+ratelimit:\s*(?P<rate>[^,]+),\s*tsa:\s*(?P<tsa>[^,]+?)"
+                           r"(?:,\s*bw:\s*(?P<bw>\d+)\s*%?)?\s*$")
+# the total printed after the 8 buffer sizes: "total_size=N" (MLNX_OFED 5.x) or "max_buffer_size=N" (mlnx-tools
+# commit b8c08c5, MLNX_OFED/DOCA-OFED 23.10 and later); OFED 4.x-5.x of 2022 printed only a trailing comma
+_MLNX_BUFFER_TOTAL = re.compile(r"^(?P<name>[a-z_]+)=(?P<value>\d+)$")
 
 
 def _int_row(line: str, label: str, tool: str) -> List[int]:
@@ -32,23 +36,44 @@ def _int_row(line: str, label: str, tool: str) -> List[int]:
         raise ParseError("%s: expected integers after %r in line %r" % (tool, label, line)) from None
 
 
+def _buffer_sizes(line: str, tool: str) -> Tuple[List[int], Optional[Dict[str, Any]]]:
+    """``Receive buffer size (bytes): 130944,130944,0,...,max_buffer_size=262016``: the sizes and the total."""
+    sizes, total = [], None  # type: List[int], Optional[Dict[str, Any]]
+    for item in line.split(":", 1)[1].replace(" ", "").split(","):
+        if not item:
+            continue
+        m = _MLNX_BUFFER_TOTAL.match(item)
+        if m:
+            total = {"name": m.group("name"), "bytes": int(m.group("value"))}
+        elif all("0" <= c <= "9" for c in item):
+            sizes.append(int(item))
+        else:
+            raise ParseError("%s: cannot parse buffer size %r in line %r" % (tool, item, line))
+    return sizes, total
+
+
 def parse_mlnx_qos(text: str) -> Dict[str, Any]:
     """Parse the report ``mlnx_qos -i IF`` prints (also after every set command).
 
     Returns ``{"dcbx_mode": "os"|"firmware"|None, "trust": "dscp"|"pcp"|"none"|None,
     "dscp2prio": {dscp: prio}, "default_priority": [prio, ...], "cable_len": int|None,
     "pfc": [priorities with PFC on], "pfc_buffer": [8 buffer indices]|None,
-    "receive_buffer_size": [sizes]|None, "tc": {tc: {"ratelimit", "tsa", "priorities"}},
+    "receive_buffer_size": [sizes]|None, "buffer_total": {"name": "max_buffer_size"|"total_size", "bytes": N}|None,
+    "tc": {tc: {"ratelimit", "tsa", "bw": percent|None, "priorities"}}, "prio_tc": {priority: tc},
     "notes": [lines such as "Buffers commands are not supported on your system"]}``.
 
     mlnx_qos prints the dscp2prio table only when trust is dscp; a priority with more than eight
-    DSCPs wraps onto further ``prio:N dscp:`` lines.  ParseError when there is no
-    ``PFC configuration`` with an ``enabled`` row of 8 values.
+    DSCPs wraps onto further ``prio:N dscp:`` lines.  The ETS share of a TC is printed after its
+    TSA (``tsa: ets, bw: 12%``) and is read into ``bw``; strict and vendor TCs have none.  The
+    buffer line ends with ``total_size=N`` (MLNX_OFED 5.x), ``max_buffer_size=N`` (23.10+) or a
+    bare comma (older).  ParseError when there is no ``PFC configuration`` with an ``enabled``
+    row of 8 values, or when a known line holds something else than its numbers.
     """
     tool = "mlnx_qos"
     result = {
         "dcbx_mode": None, "trust": None, "dscp2prio": {}, "default_priority": [], "cable_len": None,
-        "pfc": None, "pfc_buffer": None, "receive_buffer_size": None, "tc": {}, "notes": [],
+        "pfc": None, "pfc_buffer": None, "receive_buffer_size": None, "buffer_total": None, "tc": {},
+        "prio_tc": {}, "notes": [],
     }  # type: Dict[str, Any]
     section = None  # type: Optional[str]
     pfc_header = None  # type: Optional[List[int]]
@@ -69,12 +94,7 @@ def parse_mlnx_qos(text: str) -> Dict[str, Any]:
         elif lower.startswith("default priority:"):
             section = "default"
         elif lower.startswith("receive buffer size"):
-            sizes = line.split(":", 1)[1].strip().rstrip(",")
-            values = [v for v in sizes.split(",") if v and not v.startswith("total_size")]
-            try:
-                result["receive_buffer_size"] = [int(v) for v in values]
-            except ValueError:
-                raise ParseError("%s: cannot parse buffer sizes in line %r" % (tool, line)) from None
+            result["receive_buffer_size"], result["buffer_total"] = _buffer_sizes(line, tool)
             section = None
         elif lower.startswith("cable len:"):
             result["cable_len"] = int_or_none(line.split(":", 1)[1], tool, line)
@@ -94,11 +114,18 @@ def parse_mlnx_qos(text: str) -> Dict[str, Any]:
         elif _MLNX_TC_LINE.match(line):
             m = _MLNX_TC_LINE.match(line)
             current_tc = int(m.group("tc"))
+            bw = m.group("bw")
+            if bw is not None and int(bw) > 100:
+                raise ParseError("%s: ETS share above 100%% in line %r" % (tool, line))
             result["tc"][current_tc] = {"ratelimit": m.group("rate").strip(), "tsa": m.group("tsa").strip(),
-                                        "priorities": []}
+                                        "bw": None if bw is None else int(bw), "priorities": []}
             section = "tc"
         elif section == "tc" and lower.startswith("priority:") and current_tc is not None:
-            result["tc"][current_tc]["priorities"].append(int_or_none(line.split(":", 1)[1], tool, line))
+            prio = int_or_none(line.split(":", 1)[1], tool, line)
+            if prio is None or prio >= _PRIOS:
+                raise ParseError("%s: priority out of 0..7 in line %r" % (tool, line))
+            result["tc"][current_tc]["priorities"].append(prio)
+            result["prio_tc"][prio] = current_tc
         elif section == "dscp" and _MLNX_DSCP_LINE.match(line):
             m = _MLNX_DSCP_LINE.match(line)
             prio = int(m.group("prio"))

@@ -29,6 +29,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _dcb, _ibtools, _mlnx_qos
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError, NotSupported
+from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
 PRIORITIES = range(8)
@@ -330,15 +331,20 @@ def observe_nic(host: Host, ifname: str, backend: str) -> Dict[str, Any]:
     """DCB state of one interface through its backend, normalised; ``supported`` False with the
     tool's message when the driver has no DCB (every emulated NIC: virtio-net, e1000e, veth)."""
     out: Dict[str, Any] = {"backend": backend, "supported": True, "reason": None, "pfc": [], "trust": None,
-                           "trust_control": None, "apptrust": None, "dscp": {}, "default_prio": 0}
+                           "trust_control": None, "apptrust": None, "dscp": {}, "default_prio": 0,
+                           "ets": None, "buffer": None}
     if backend == "mlnx_qos":
         try:
             state = _mlnx_qos.report(host, ifname)
         except NotSupported as e:
             out.update(supported=False, reason=str(e))
             return out
+        except ParseError as e:
+            out.update(supported=False, reason=_unreadable(e))
+            return out
         out.update(pfc=state["pfc"], trust=state["trust"], trust_control="mlnx_qos",
-                   dscp=dict((d, [p]) for d, p in state["dscp2prio"].items()) if state["trust"] == "dscp" else {})
+                   dscp=dict((d, [p]) for d, p in state["dscp2prio"].items()) if state["trust"] == "dscp" else {},
+                   ets=_mlnx_ets(state), buffer=_mlnx_buffer(state))
         return out
     if host.which("dcb") is None:
         host.bin("dcb")   # raises with the install hint
@@ -348,12 +354,22 @@ def observe_nic(host: Host, ifname: str, backend: str) -> Dict[str, Any]:
     except NotSupported as e:
         out.update(supported=False, reason=str(e))
         return out
+    except ParseError as e:
+        out.update(supported=False, reason=_unreadable(e))
+        return out
     out["dscp"] = app["dscp_prio"]
     out["default_prio"] = app["default_prio"][0] if app["default_prio"] else 0
     try:
         out["apptrust"] = _dcb.show(host, "apptrust", ifname)
-    except HostError:
+    except (HostError, ParseError):
         out["apptrust"] = None
+    for obj in ("ets", "buffer"):
+        try:
+            out[obj] = _dcb.show(host, obj, ifname)
+        except NotSupported as e:
+            out[obj] = {"readable": False, "reason": str(e)}
+        except (HostError, ParseError) as e:
+            out[obj] = {"readable": False, "reason": _unreadable(e)}
     if out["apptrust"] is not None:
         out["trust_control"] = "apptrust"
         out["trust"] = " ".join(out["apptrust"])
@@ -361,6 +377,30 @@ def observe_nic(host: Host, ifname: str, backend: str) -> Dict[str, Any]:
         out["trust_control"] = "implicit"
         out["trust"] = "dscp" if out["dscp"] else "pcp"
     return out
+
+
+def _unreadable(error: Exception) -> str:
+    """The reason of a DCB part whose tool output could not be read: reported, never a crash."""
+    return "unreadable: %s" % error
+
+
+def _mlnx_ets(state: Dict[str, Any]) -> Dict[str, Any]:
+    """ETS of an mlnx_qos report in the shape of ``dcb ets`` (prio_tc, tc_tsa, tc_bw; None where not printed)."""
+    tcs = state.get("tc") or {}
+    prio_tc = state.get("prio_tc") or {}
+    return {"prio_tc": [prio_tc.get(p) for p in PRIORITIES],
+            "tc_tsa": [tcs[t]["tsa"] if t in tcs else None for t in PRIORITIES],
+            "tc_bw": [tcs[t].get("bw") if t in tcs else None for t in PRIORITIES]}
+
+
+def _mlnx_buffer(state: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    """Receive buffers of an mlnx_qos report in the shape of ``dcb buffer``; None when it printed none."""
+    sizes = state.get("receive_buffer_size")
+    if sizes is None and state.get("pfc_buffer") is None:
+        return None
+    total = state.get("buffer_total")
+    return {"prio_buffer": state.get("pfc_buffer"), "buffer_size": sizes,
+            "total_size": total["bytes"] if total else None}
 
 
 def observe_ecn(host: Host, ifname: str) -> Optional[Dict[str, Any]]:

@@ -6,7 +6,9 @@
 
 One reader for the two modules that show it: ``roce_qos_info`` and ``verify_info`` (``qos=true``,
 on the data interfaces, so a verify reads the node in one module call).  Per selected interface
-the driver, backend, DCB support, trust, PFC priorities, DSCP map and ECN; the RDMA ports with
+the driver, backend, DCB support, trust, PFC priorities, DSCP map, ETS (prio->tc, TSA and
+bandwidth share per TC), receive buffers and ECN (a DCB part whose output cannot be read is
+reported with ``readable: false`` and the reason, or the interface as unsupported with it); the RDMA ports with
 their RDMA CM ToS and mode; and the coherence checks ``roce_qos`` runs before it applies anything,
 evaluated on the values in place.  Reads through ``_qos`` and ``_link``; changes nothing.
 """
@@ -45,7 +47,7 @@ def read(host: Host, selections: List[Dict[str, Any]], tos: Optional[int] = None
             continue
         ecn = _qos.observe_ecn(host, ifname)
         info.update(trust=obs["trust"], trust_control=obs["trust_control"], pfc=obs["pfc"],
-                    dscp_map=_qos._flat(obs["dscp"]), ecn=ecn)
+                    dscp_map=_qos._flat(obs["dscp"]), ecn=ecn, ets=obs.get("ets"), buffer=obs.get("buffer"))
         check_tos = tos
         if check_tos is None:
             set_tos = [p["tos"] for p in mine if p.get("tos") is not None]

@@ -33,8 +33,8 @@ def test_dcb_pfc_accepts_on_off_strings_and_missing_scalars():
 
 
 @pytest.mark.parametrize("text, detail", [
-    ("", "malformed JSON"),
-    ("\n", "malformed JSON"),                        # what dcb -j prints on stdout when it fails
+    ("", "empty output"),
+    ("\n", "empty output"),                          # what dcb -j prints on stdout when it fails
     ("[]", "expected a JSON object"),
     ('{"pfc_cap":8}', "'prio_pfc' is missing"),
     ('{"prio_pfc":[true,false]}', "not a list of 8 values"),
@@ -56,7 +56,7 @@ def test_dcb_app_mlx5_trust_dscp_holds_all_64_firmware_defaults():
 def test_dcb_app_empty_table():
     assert _dcb.parse_dcb_app_json(fixture("dcb-app.mlx5_core.empty.json")) == {
         "dscp_prio": {}, "default_prio": [], "ethtype_prio": {}, "stream_port_prio": {},
-        "dgram_port_prio": {}, "port_prio": {}}
+        "dgram_port_prio": {}, "port_prio": {}, "pcp_prio": {}}
 
 
 def test_dcb_app_sparse_table_keeps_several_priorities_per_dscp():

@@ -29,7 +29,7 @@ def test_mlnx_qos_trust_dscp_report():
     expected = dict((d, d >> 3) for d in range(64))
     expected.update({8: 0, 9: 0})      # remapped; prio:0 wraps onto a second line
     assert parsed["dscp2prio"] == expected
-    assert parsed["tc"][1] == {"ratelimit": "unlimited", "tsa": "vendor", "priorities": [0]}
+    assert parsed["tc"][1] == {"ratelimit": "unlimited", "tsa": "vendor", "bw": None, "priorities": [0]}
     assert sorted(parsed["tc"]) == list(range(8))
     assert parsed["notes"] == []
 
