@@ -39,7 +39,7 @@ def _int_row(line: str, label: str, tool: str) -> List[int]:
 def _buffer_sizes(line: str, tool: str) -> Tuple[List[int], Optional[Dict[str, Any]]]:
     """``Receive buffer size (bytes): 130944,130944,0,...,max_buffer_size=262016``: the sizes and the total."""
     sizes, total = [], None  # type: List[int], Optional[Dict[str, Any]]
-    for item in line.split(":", 1)[1].replace(" ", "").split(","):
+    for item in line.partition(":")[2].replace(" ", "").split(","):
         if not item:
             continue
         m = _MLNX_BUFFER_TOTAL.match(item)
