@@ -22,13 +22,15 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import (
     ParseError, int_or_none, load_json_list, snake, split_field, split_lines)
 from ansible_collections.hpcnet.rdma.plugins.module_utils._runner import Tool
 
+# ASCII digits only: str.isdigit() also accepts '²', which int() refuses
+_DIGITS = re.compile(r"^[0-9]+$")
 # IB MTU enum (enum ib_mtu / ibv_mtu) -> bytes
 IB_MTU_BYTES = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
 
 # "PORT_ACTIVE (4)", "4096 (5)", "2.5 Gbps (1)": value, then the enum in parentheses
-_ENUM_VALUE = re.compile(r"^(?P<text>.*?)\s*\((?P<enum>\d+)\)$")
+_ENUM_VALUE = re.compile(r"^(?P<text>.*?)\s*\((?P<enum>[0-9]+)\)$")
 # "GID[  0]:  fe80::5054:ff:fe12:3456, RoCE v2" (rdma-core >= 25) or the bare GID (older)
-_GID_LINE = re.compile(r"^GID\[\s*(?P<index>\d+)\]:\s*(?P<gid>[0-9a-fA-F:.]+)(?:,\s*(?P<type>.+))?$")
+_GID_LINE = re.compile(r"^GID\[\s*(?P<index>[0-9]+)\]:\s*(?P<gid>[0-9a-fA-F:.]+)(?:,\s*(?P<type>.+))?$")
 
 
 def _blocks(lines: List[str], start: Callable[[str], Optional[str]]) -> Tuple[List[str], List[Tuple[str, List[str]]]]:
@@ -71,13 +73,13 @@ def _hca_id(line: str) -> Optional[str]:
 
 def _mtu(value: str, label: str, tool: str, line: str) -> int:
     number, enum = _enum_field(value)
-    if enum is None or not number.isdigit() or IB_MTU_BYTES.get(enum) != int(number):
+    if enum is None or not _DIGITS.match(number) or IB_MTU_BYTES.get(enum) != int(number):
         raise ParseError("%s: %s must read like '4096 (5)' in line %r" % (tool, label, line))
     return int(number)
 
 
 def _port_number(value: str, tool: str, line: str) -> int:
-    if not value.isdigit():
+    if not _DIGITS.match(value):
         raise ParseError("%s: bad port number in line %r" % (tool, line))
     return int(value)
 
@@ -183,7 +185,7 @@ def _int_field(value: str, tool: str, line: str) -> Optional[int]:
 
 
 # ibstat "Rate:" values: "100", "2.5" (1X SDR, soft-RoCE), "10 (FDR10)", "14.0625"
-_RATE = re.compile(r"^(?P<gbps>\d+(?:\.\d+)?)(?:\s*\((?P<name>[^)]*)\))?$")
+_RATE = re.compile(r"^(?P<gbps>[0-9]+(?:\.[0-9]+)?)(?:\s*\((?P<name>[^)]*)\))?$")
 
 
 def ib_rate(value: str, tool: str, line: str) -> Tuple[Optional[float], Optional[str]]:
@@ -222,7 +224,7 @@ def parse_ibstat(text: str) -> Dict[str, Dict[str, Any]]:
         ca = {"ports": {}}  # type: Dict[str, Any]
         port = None  # type: Optional[Dict[str, Any]]
         for line in lines:
-            m = re.match(r"^Port (?P<num>\d+):$", line)
+            m = re.match(r"^Port (?P<num>[0-9]+):$", line)
             if m:
                 port = {}
                 ca["ports"][int(m.group("num"))] = port
@@ -245,8 +247,8 @@ def parse_ibstat(text: str) -> Dict[str, Dict[str, Any]]:
     return _per_device(blocks, ca_block, tool, "no \"CA '...'\" line in output")
 
 
-_RDMA_TEXT_LINK = re.compile(r"^link\s+(?P<dev>\S+)/(?P<port>\d+)(?P<rest>(?:\s.*)?)$")
-_RDMA_TEXT_DEV = re.compile(r"^(?P<index>\d+):\s+(?P<dev>[^\s:]+):?(?P<rest>(?:\s.*)?)$")
+_RDMA_TEXT_LINK = re.compile(r"^link\s+(?P<dev>\S+)/(?P<port>[0-9]+)(?P<rest>(?:\s.*)?)$")
+_RDMA_TEXT_DEV = re.compile(r"^(?P<index>[0-9]+):\s+(?P<dev>[^\s:]+):?(?P<rest>(?:\s.*)?)$")
 
 
 def _is_json(text: Any) -> bool:
@@ -265,7 +267,7 @@ def _text_attrs(rest: str, tool: str, line: str) -> Dict[str, Any]:
     if len(words) % 2:
         raise ParseError("%s: attribute %r has no value in line %r" % (tool, words[-1], line))
     for key, value in zip(words[0::2], words[1::2]):
-        attrs[key] = int(value) if value.isdigit() and key in ("lid", "sm_lid", "lmc", "netdev_index") else value
+        attrs[key] = int(value) if _DIGITS.match(value) and key in ("lid", "sm_lid", "lmc", "netdev_index") else value
     return attrs
 
 

@@ -63,10 +63,10 @@ def parse_nvidia_smi_topo(text: str) -> Dict[str, Any]:
     start = next(i for i, line in enumerate(lines) if line.strip())
     header = lines[start]
     columns = _header(header)
-    devices = [c for c in columns if c not in EXTRA_COLUMNS]
+    first_extra = next((i for i, c in enumerate(columns) if c in EXTRA_COLUMNS), len(columns))
+    devices, extras = columns[:first_extra], columns[first_extra:]
     if not any(_GPU.match(d) for d in devices):
         raise ParseError("%s: the header line names no GPU column: %r" % (tool, header.strip()[:120]))
-    extras = columns[len(devices):]
     result = {"devices": devices, "matrix": {}, "cpu_affinity": {}, "numa_affinity": {}, "gpu_numa_id": {},
               "nics": {}, "gpu_nics": {}, "unreadable_rows": []}  # type: Dict[str, Any]
     keys = {"CPU Affinity": "cpu_affinity", "NUMA Affinity": "numa_affinity", "GPU NUMA ID": "gpu_numa_id"}
@@ -91,7 +91,8 @@ def parse_nvidia_smi_topo(text: str) -> Dict[str, Any]:
         result["matrix"][row] = dict((dev, values[i]) for i, dev in enumerate(devices) if i < len(values))
         # nvidia-smi pads the wide affinity columns with a second tab ("0\t\tN/A"): empty cells there are padding
         for name, value in zip(extras, [v for v in values[len(devices):] if v]):
-            result[keys[name]][row] = value
+            if name in keys:   # a column this version of nvidia-smi added: not read
+                result[keys[name]][row] = value
     if not result["matrix"]:
         reason = result["unreadable_rows"][0] if result["unreadable_rows"] else "%s: no matrix rows in output" % tool
         raise ParseError(reason)
