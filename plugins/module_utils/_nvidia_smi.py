@@ -20,7 +20,6 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils._runner import Tool
 
 EXTRA_COLUMNS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 _GPU = re.compile(r"^GPU\d+$")
-_NIC = re.compile(r"^NIC\d+$")
 
 
 def _cells(line: str) -> List[str]:
