@@ -11,16 +11,20 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
 
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis", reason="hypothesis is not installed in this venv")
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+from hypothesis.configuration import set_hypothesis_home_dir  # noqa: E402
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _ibtools, _iproute, _nvidia_smi  # noqa: E402
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError  # noqa: E402
 
 REAL = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "real")
+# hypothesis keeps caches in ./.hypothesis even without an example database: keep them out of the checkout
+set_hypothesis_home_dir(os.path.join(tempfile.gettempdir(), "hpcnet-rdma-hypothesis"))
 
 
 def real(path: str) -> str:
