@@ -9,6 +9,8 @@ the same directory, as the textfile collector wants), OUTPUT (default
 /var/lib/prometheus/node-exporter/hpcnet_rdma.prom):
 
   hpcnet_rdma_port_state / _physical_state   per RDMA port (IB numbering: 4 = ACTIVE, 5 = LinkUp), label state
+  hpcnet_rdma_port_unreadable                 1 per RDMA port whose sysfs files could not be read (label reason);
+                                              the other ports are still reported
   hpcnet_rdma_port_counter_total              per port, sysfs counters/ (label counter)
   hpcnet_rdma_port_hw_counter_total           per port, sysfs hw_counters/ (out_of_buffer, rnr_nak_retry_err, ...)
   hpcnet_rdma_netdev_statistic_total          per data netdev, the error/drop/discard counters of statistics/
@@ -112,24 +114,41 @@ def rdma_ports(root):
     return out
 
 
+def collect_port(root, m, dev, port, netdevs, base):
+    """One port's state and counters; raises ValueError naming the file when a state file is garbled."""
+    labels = {"device": dev, "port": port, "netdev": ",".join(netdevs)}
+    for name, kind in (("state", "state"), ("phys_state", "physical_state")):
+        text = _read(root, "%s/%s" % (base, name))
+        if text is None:
+            continue
+        number, _sep, word = text.partition(":")
+        if _int(number.strip()) is None:
+            raise ValueError("%s/%s reads %r, not 'N: NAME'" % (base, name, text[:40]))
+        m.add("hpcnet_rdma_port_%s" % kind, "gauge",
+              "RDMA port %s (IB numbering; the label names it)" % kind.replace("_", " "),
+              _int(number.strip()), state=word.strip(), **labels)
+    for sub, family in (("counters", "hpcnet_rdma_port_counter_total"),
+                        ("hw_counters", "hpcnet_rdma_port_hw_counter_total")):
+        for counter in _ls(root, "%s/%s" % (base, sub)):
+            value = _int(_read(root, "%s/%s/%s" % (base, sub, counter)))
+            if value is None or counter in SKIP_HW:
+                continue
+            m.add(family, "counter", "RDMA port %s/ counter from sysfs" % sub, value, counter=counter,
+                  device=dev, port=port)
+
+
 def collect_ports(root, m):
+    """Every port, each on its own: a port that cannot be read is reported as unreadable (with the reason)
+    and the others are kept.  Returns True when every port was read."""
+    ok = True
     for dev, port, netdevs, base in rdma_ports(root):
-        labels = {"device": dev, "port": port, "netdev": ",".join(netdevs)}
-        for name, kind in (("state", "state"), ("phys_state", "physical_state")):
-            text = _read(root, "%s/%s" % (base, name)) or ""
-            number, _sep, word = text.partition(":")
-            if _int(number.strip()) is not None:
-                m.add("hpcnet_rdma_port_%s" % kind, "gauge",
-                      "RDMA port %s (IB numbering; the label names it)" % kind.replace("_", " "),
-                      _int(number.strip()), state=word.strip(), **labels)
-        for sub, family in (("counters", "hpcnet_rdma_port_counter_total"),
-                            ("hw_counters", "hpcnet_rdma_port_hw_counter_total")):
-            for counter in _ls(root, "%s/%s" % (base, sub)):
-                value = _int(_read(root, "%s/%s/%s" % (base, sub, counter)))
-                if value is None or counter in SKIP_HW:
-                    continue
-                m.add(family, "counter", "RDMA port %s/ counter from sysfs" % sub, value, counter=counter,
-                      device=dev, port=port)
+        try:
+            collect_port(root, m, dev, port, netdevs, base)
+        except Exception as e:  # one unreadable port must not hide the others
+            ok = False
+            m.add("hpcnet_rdma_port_unreadable", "gauge", "RDMA port whose sysfs files could not be read", 1,
+                  device=dev, port=port, reason=str(e)[:200])
+    return ok
 
 
 def data_netdevs(root, given):
@@ -303,13 +322,17 @@ def collect_bench(root, m, path):
             pass
 
 
+def _failed():
+    raise RuntimeError("a part of this source could not be read")
+
+
 def collect(root="/", interfaces=None, profile_file="/etc/hpcnet-rdma/profile.json",
             bench_file="/var/lib/hpcnet-rdma-bench/last.json", ethtool=ethtool_stats):
     start = time.monotonic()
     m = Metrics()
     ok = True
     netdevs = data_netdevs(root, interfaces or [])
-    for step in (lambda: collect_ports(root, m), lambda: collect_netdevs(root, m, netdevs, ethtool),
+    for step in (lambda: collect_ports(root, m) or _failed(), lambda: collect_netdevs(root, m, netdevs, ethtool),
                  lambda: collect_softnet(root, m), lambda: collect_tcp(root, m),
                  lambda: collect_irqs(root, m, netdevs), lambda: collect_profile(root, m, profile_file),
                  lambda: collect_bench(root, m, bench_file)):

@@ -155,6 +155,18 @@ def test_a_broken_source_does_not_hide_the_others(tmp_path):
     assert "hpcnet_rdma_tcp_retransmitted_segments_total 12" in text
 
 
+def test_one_unreadable_port_keeps_the_other_ports(tmp_path):
+    tree = dict(TREE)
+    tree["sys/class/infiniband/mlx5_0/ports/1/state"] = "ACTIVE\n"     # garbled: no "N: " prefix
+    tree["sys/class/infiniband/mlx5_0/ports/1/counters/port_rcv_data"] = "77\n"
+    text = collector.collect(make_tree(tmp_path, tree), [], ethtool=no_ethtool)
+    assert 'hpcnet_rdma_port_unreadable{device="mlx5_0",port="1",reason="/sys/class/infiniband/mlx5_0/ports/1/state ' \
+        "reads 'ACTIVE', not 'N: NAME'\"} 1" in text
+    assert 'hpcnet_rdma_port_state{device="rxe0",netdev="data0",port="1",state="ACTIVE"} 4' in text
+    assert 'hpcnet_rdma_port_counter_total{counter="port_rcv_data",device="rxe0",port="1"} 1000' in text
+    assert "hpcnet_rdma_collector_success 0" in text and "hpcnet_rdma_tcp_retransmitted_segments_total 12" in text
+
+
 def test_named_interfaces_and_atomic_write(tmp_path):
     root = make_tree(tmp_path / "root", TREE)
     out = tmp_path / "textfile" / "hpcnet_rdma.prom"
