@@ -27,8 +27,10 @@ def check_dir(path: str) -> str:
 
 
 def write_run(path: str, run: Dict[str, Any]) -> str:
-    return _findings_report.write_text(os.path.join(path, run["run_id"] + ".json"),
-                                       json.dumps(run, indent=1, sort_keys=True) + "\n")
+    name = run["run_id"] + ".json"
+    if os.path.basename(name) != name or name.startswith("."):
+        raise ValueError("run_id %r is not a file name" % run["run_id"])   # started_at and label are validated
+    return _findings_report.write_text(os.path.join(path, name), json.dumps(run, indent=1, sort_keys=True) + "\n")
 
 
 class ActionModule(ActionBase):
@@ -42,6 +44,10 @@ class ActionModule(ActionBase):
         del validation
         opts = _benchrun.options(args["options"])
         errors = _benchrun.validate_options(opts)
+        if args["started_at"] is not None:
+            problem = _benchrun.timestamp_problem("started_at", args["started_at"])
+            if problem:
+                errors.append(problem)
         if args["stage"] == "validate":
             problem = check_dir(args["results_dir"])
             if problem:

@@ -67,7 +67,9 @@ options:
     type: dict
     default: {}
   started_at:
-    description: With O(stage=store), when the benchmark started (ISO 8601, UTC); default now.
+    description: With O(stage=store), when the benchmark started, an ISO 8601 timestamp C(YYYY-MM-DDTHH:MM:SSZ)
+      (fractional seconds and a C(+HH:MM) offset allowed; anything else fails the task naming it, as it becomes part
+      of the run's file name); default now.
     type: str
   results_dir:
     description: The directory on the controller the run is written to (created when missing).

@@ -218,7 +218,22 @@ def test_build_run_without_client_result_is_an_error():
     ('[1, 2]', "is not a stored hpcnet.rdma benchmark run"),
     ('{"schema": "hpcnet.rdma.bench/1", "run_id": "x", "results": [], "pairs": [], "nodes": {}}',
      "a stored run needs 'results' (dict); it has 'list'"),
-])
+] + [(json.dumps(dict({"schema": "hpcnet.rdma.bench/1", "run_id": "x", "pairs": [], "nodes": {}}, **run)),
+      "not a stored run the report can read: " + message) for run, message in [
+    ({"results": {"iperf3": []}}, "results.iperf3 is list, not an object of pairs"),
+    ({"results": {"iperf3": {"a->b": [1]}}}, 'results.iperf3["a->b"] is list, not an object'),
+    ({"results": {"iperf3": {"a->b": {"gbits_received": "fast"}}}}, 'results.iperf3["a->b"].gbits_received: \'fast\' '
+                                                                    "is not a number"),
+    ({"results": {"sockperf": {"a->b": {"percentiles": {"p99": None}}}}},
+     'results.sockperf["a->b"].percentiles.p99: None is not a number under a key pNN'),
+    ({"results": {"sockperf": {"a->b": {"percentiles": [1]}}}}, 'results.sockperf["a->b"].percentiles is list'),
+    ({"results": {"sockperf": {"a->b": {"cdf": [[50, "x"]]}}}}, 'results.sockperf["a->b"].cdf[0]: [50, \'x\'] is not '
+                                                               "[percentile, value]"),
+    ({"results": {"sockperf": {"a->b": {"error": {"x": 1}}}}}, 'results.sockperf["a->b"].error is dict, not a string'),
+    ({"results": {}, "label": 5}, "label: 5 is not a string"),
+    ({"results": {}, "errors": [{"x": 1}]}, "errors: [{'x': 1}] is not a list of strings"),
+    ({"results": {}, "profiles": {"n1": 3}}, "profiles: {'n1': 3} is not an object of profile names"),
+]])
 def test_load_run_refuses_what_is_not_a_run(tmp_path, content, message):
     path = tmp_path / "x.json"
     path.write_text(content)
@@ -237,3 +252,16 @@ def test_plan_does_not_change_its_input():
     before = copy.deepcopy(given)
     br.plan(given, ["n1", "n2"], OPTS)
     assert given == before
+
+
+@pytest.mark.parametrize("value, ok", [
+    ("2026-12-04T15:54:29Z", True), ("2026-12-04T15:54:29.123Z", True), ("2026-12-04T15:54:29+01:00", True),
+    ("../../../../tmp/x", False), ("2026-12-04T15:54:29Z/../../x", False), ("2026-13-04T15:54:29Z", False),
+    ("2026-02-30T00:00:00Z", False), ("2026-12-04 15:54:29", False), ("", False), (20261204, False),
+])
+def test_started_at_must_be_a_timestamp(value, ok):
+    problem = br.timestamp_problem("started_at", value)
+    assert (problem is None) is ok
+    if not ok:
+        assert problem == "started_at: %r is not an ISO 8601 timestamp YYYY-MM-DDTHH:MM:SSZ (fractional seconds and a " \
+                          "+HH:MM offset allowed)" % (value,)
