@@ -69,12 +69,18 @@ class ActionModule(ActionBase):
                               msg="the benchmark cannot run: " + "; ".join(plan["problems"]))
             return result
         if not isinstance(args["plan"], dict) or "steps" not in args["plan"]:
-            result.update(failed=True, msg="plan: stage=store needs the plan stage=plan returned")
+            result.update(failed=True, msg="plan: stage=%s needs the plan stage=plan returned" % args["stage"])
+            return result
+        if args["stage"] == "retry":
+            again = _benchrun.retry_plan(args["plan"], args["results"], opts["tests"])
+            result.update(again, msg="run again, once: %s" % (
+                "; ".join("%s %s" % (t, ", ".join(again["pairs"][t])) for t in again["tests"]) or "nothing"))
             return result
         finished = now()
         started = args["started_at"] or finished
         run_id = "%s-%s" % (started.replace("-", "").replace(":", ""), opts["label"])
-        run = _benchrun.build_run(args["plan"], args["results"], opts, hosts, started, finished, run_id, args["logs"])
+        run = _benchrun.build_run(args["plan"], args["results"], opts, hosts, started, finished, run_id, args["logs"],
+                                  args["retried"], args["retried_logs"])
         path = None
         if not self._play_context.check_mode:
             problem = check_dir(args["results_dir"])
