@@ -50,7 +50,10 @@ _NO_XATTRS = (errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENODATA)
 
 
 class HostError(Exception):
-    """A node operation failed; the message names the path or command."""
+    """A node operation failed; the message names the path or command.  ``errno``: the OS error
+    behind it, when there is one (a domain words a refusal of the kernel from it)."""
+
+    errno: Optional[int] = None
 
 
 class NotSupported(HostError):
@@ -305,7 +308,9 @@ class Host:
             with open(self.p(path), "w", encoding="utf-8") as f:
                 f.write(value)
         except OSError as e:
-            raise HostError("cannot write %r to %s: %s" % (value, path, e.strerror or e))
+            err = HostError("cannot write %r to %s: %s" % (value, path, e.strerror or e))
+            err.errno = e.errno
+            raise err
 
     def proc_writable(self, path: str) -> bool:
         """True when the kernel offers the file for writing (sysctl files honour mode bits for root)."""
