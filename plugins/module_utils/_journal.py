@@ -48,12 +48,11 @@ import json
 import os
 import posixpath
 import re
-import stat
 import tempfile
 import time
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, path_trust_problem, untrusted_file
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Change, Plan
 
 SCHEMA = 2
@@ -101,70 +100,18 @@ def _is_int(value: Any) -> bool:
 
 
 # ---------------------------------------------------------------------- trust of the directory
-def _trusted_owner(uid: int) -> bool:
-    return uid in (0, os.geteuid())
-
-
-def _dir_problem(path: str, st: os.stat_result, last: bool) -> Optional[str]:
-    if not _trusted_owner(st.st_uid):
-        return "%s is owned by uid %d, not by root" % (path, st.st_uid)
-    writable = st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-    if writable and (last or not st.st_mode & stat.S_ISVTX):
-        return "%s is writable by group or others (mode %04o)%s" % (
-            path, stat.S_IMODE(st.st_mode), "" if last else " without the sticky bit")
-    return None
-
-
+# The rule is _host's (one place for every directory the collection writes through): the journal
+# directory itself may not be writable by group or others even with the sticky bit.
 def _file_problem(path: str, st: os.stat_result) -> Optional[str]:
-    if not stat.S_ISREG(st.st_mode):
-        return "%s is not a regular file" % path
-    if not _trusted_owner(st.st_uid):
-        return "%s is owned by uid %d, not by root" % (path, st.st_uid)
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return "%s is writable by group or others (mode %04o)" % (path, stat.S_IMODE(st.st_mode))
-    return None
+    problem = untrusted_file(st)
+    return "%s is %s" % (path, problem) if problem else None
 
 
 def trust_problem(path: str) -> Optional[str]:
     """Why the directory ``path`` (a real path, absolute) cannot be trusted to hold the journal,
-    or None.  Every component is checked as the kernel walks it, symbolic links included (a link
-    must belong to root too, and the directories its target passes through are checked as well);
-    the part of the path that does not exist yet is fine: it is created by root with mode 0700
-    and checked again once it exists."""
-    todo = list(reversed([c for c in path.split("/") if c]))
-    cur = "/"
-    problem = _dir_problem("/", os.lstat("/"), last=not todo)
-    links = 0
-    while todo and problem is None:
-        name = todo.pop()
-        if name == ".":
-            continue
-        if name == "..":
-            cur = posixpath.dirname(cur)
-            continue
-        nxt = posixpath.join(cur, name)
-        try:
-            st = os.lstat(nxt)
-        except OSError as e:
-            if e.errno in (errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG):
-                return None   # cannot exist yet: creating it fails (or makes it ours), checked again then
-            return "cannot inspect %s: %s" % (nxt, e.strerror or e)
-        if stat.S_ISLNK(st.st_mode):
-            links += 1
-            if not _trusted_owner(st.st_uid):
-                return "symbolic link %s is owned by uid %d, not by root" % (nxt, st.st_uid)
-            if links > 40:
-                return "too many symbolic links in %s" % path
-            target = os.readlink(nxt)
-            if target.startswith("/"):
-                cur = "/"
-            todo.extend(reversed([c for c in target.split("/") if c]))
-            continue
-        if not stat.S_ISDIR(st.st_mode):
-            return "%s is not a directory" % nxt
-        problem = _dir_problem(nxt, st, last=not todo)
-        cur = nxt
-    return problem
+    or None (:func:`_host.path_trust_problem`; the part that does not exist yet is created by root
+    with mode 0700 and checked again once it exists)."""
+    return path_trust_problem(path, strict_last=True)
 
 
 # ---------------------------------------------------------------------- validation
