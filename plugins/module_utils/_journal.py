@@ -52,7 +52,7 @@ import tempfile
 import time
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, path_trust_problem, untrusted_file
+from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, os_reason, path_trust_problem, untrusted_file
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Change, Plan
 
 SCHEMA = 2
@@ -257,6 +257,7 @@ class Journal(object):
         self.path = self.directory + "/" + JOURNAL_FILE
         self.lock_path = self.directory + "/" + LOCK_FILE
         self._data: Optional[Dict[str, Any]] = None
+        self.made: List[str] = []   # the directories (full paths) the last make_dir created
 
     def _full(self, path: str) -> str:
         return self.host.p(path)
@@ -284,6 +285,7 @@ class Journal(object):
                 break
             full = parent
         made: List[str] = []
+        self.made = made
         for path in reversed(missing):
             try:
                 os.mkdir(path, 0o700)
@@ -296,8 +298,22 @@ class Journal(object):
                         os.rmdir(done)
                     except OSError:
                         break
-                return e.strerror or str(e)
+                del made[:]
+                return os_reason(e)
         return None
+
+    def on_disk(self) -> bool:
+        """Whether ``journal.json`` exists (a journal with nothing in it is removed, not written)."""
+        return os.path.lexists(self._full(self.path))
+
+    def remove_made(self, made: Sequence[str]) -> None:
+        """Remove the directories a :meth:`make_dir` created, innermost first, while they are empty
+        (a call that failed having changed nothing leaves no tree behind).  Best effort."""
+        for path in reversed(list(made)):
+            try:
+                os.rmdir(path)
+            except OSError:
+                return
 
     # ------------------------------------------------------------------ loading
     def load(self) -> Dict[str, Any]:
@@ -366,7 +382,7 @@ class Journal(object):
         try:
             self._write(text.encode("utf-8"))
         except OSError as e:
-            raise JournalError("cannot write journal %s: %s" % (self.path, e.strerror or e))
+            raise JournalError("cannot write journal %s: %s" % (self.path, os_reason(e)))
 
     def _write(self, data: bytes) -> None:
         full = self._full(self.path)
