@@ -494,7 +494,7 @@ class Engine(object):
         if self.module._diff:
             out["diff"] = render_diff(plan)
         if restore:
-            out.update(refused=[], unrestorable=[])
+            out.update(refused=[], unrestorable=[], kept_edits=self._edits(plan))
         if self.module.check_mode or not plan:
             return out
         if restore:
@@ -551,9 +551,41 @@ class Engine(object):
                   "rollback to recover them" % (name, error, keys, "; ".join(problems), gen),
                   changes=plan.as_list(), previous=previous)
 
+    def _edits(self, plan: Plan) -> List[Dict[str, str]]:
+        """Rollback: the files of ``plan`` edited by hand since the collection last wrote them (their
+        bytes differ from the journal's newest ``after``), each with the copy that keeps the edit."""
+        edits = []
+        for c in plan:
+            if c.domain != "file":
+                continue
+            found, written = self.journal.last_written(c.key)
+            if found and _files.edited(c.before, written):
+                edits.append({"key": c.key, "path": c.target, "copy": _files.edited_copy(self.host, c.target)})
+        return edits
+
+    def _keep_edits(self, plan: Plan, out: Dict[str, Any]) -> Tuple[Plan, List[Dict[str, str]]]:
+        """Write each hand-edited file's copy before rollback restores it; a file whose copy cannot
+        be written is not restored (its edit would be lost) and is reported unrestorable."""
+        failed = []
+        skip = set()
+        kept = []
+        for edit in out["kept_edits"]:
+            try:
+                self.host.write_file(edit["copy"], _files.bare(out["previous"][edit["key"]]))
+                kept.append(edit)
+            except HostError as e:
+                skip.add(edit["key"])
+                failed.append({"key": edit["key"], "reason": "edited by hand since the tune, and its copy could not be "
+                                                             "kept, so it was not restored: %s" % e})
+        out["kept_edits"] = kept
+        return Plan([c for c in plan if c.key not in skip]), failed
+
     def _restore(self, plan: Plan, out: Dict[str, Any], current: Dict[str, Any]) -> Dict[str, Any]:
-        """Rollback: apply best effort (:func:`restore_plan`), never revert, report every key."""
+        """Rollback: apply best effort (:func:`restore_plan`), never revert, report every key.  A file
+        edited by hand since the tune is kept beside it first (``PATH.hpcnet-rdma-edited``)."""
+        plan, not_kept = self._keep_edits(plan, out)
         restored, refused, failed = restore_plan(self.host, plan, self.domains)
+        failed = not_kept + failed
         for c in restored:
             current[c.key] = c.after
         for item in refused + failed:

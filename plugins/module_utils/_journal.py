@@ -480,6 +480,16 @@ class Journal(object):
         self.data["targets"].setdefault(scope, {})[module] = entry
         self._save()
 
+    def last_written(self, key: str) -> Any:
+        """``(True, value)``: the ``after`` of the newest change of ``key`` in any generation - what
+        the collection last wrote there; ``(False, None)`` when no generation holds it."""
+        found: Any = (False, None)
+        for gen in self.data["generations"]:
+            for c in gen["changes"]:
+                if c["key"] == key:
+                    found = (True, c["after"])
+        return found
+
     def interrupted(self) -> List[Dict[str, Any]]:
         """Generations a killed run left ``applying`` (only meaningful outside a running call)."""
         return [g for g in self.data["generations"] if g.get("status") == "applying"]

@@ -295,3 +295,16 @@ def test_a_directory_of_the_files_own_owner_is_trusted_for_that_file_only(host, 
     assert "home is owned by uid 65534, not by root" in str(e.value)
     with pytest.raises(HostError):          # nor planned: a file created there would be root's
         host.file_state("/home/absent.conf")
+
+
+@pytest.mark.parametrize("current, written, edited", [
+    (_files.owned("a\n"), _files.owned("a\n"), False),                         # as the tune left it
+    (_files.owned("a\n", "0600"), _files.owned("a\n"), False),                 # a chmod is no edit of its bytes
+    (_files.owned("a\nb\n"), _files.owned("a\n"), True),                       # a hand edit
+    (_files.owned("made\n"), None, True),                                      # made where the tune removed one
+    (None, _files.owned("a\n"), False),                                        # removed by hand: nothing to keep
+    ({"link": "/x"}, _files.owned("a\n"), False),                              # a link holds no bytes to keep
+    (_files.with_notify(_files.owned("b\n"), "u.service"), _files.with_notify(_files.owned("a\n"), "u.service"), True),
+])
+def test_edited_compares_the_bytes_with_what_the_tune_wrote(current, written, edited):
+    assert _files.edited(current, written) is edited
