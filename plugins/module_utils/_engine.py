@@ -16,8 +16,9 @@ module's payload carries only its own domains; ``tuning_state`` hands it all of 
 """
 from __future__ import annotations
 
+import contextlib
 import json
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _fingerprint
 from ansible_collections.hpcnet.rdma.plugins.module_utils._domain import Domain, DomainMap, Refused
@@ -306,12 +307,8 @@ class Engine(object):
             if not (self.module.check_mode or work) and self._targets(name, out, record, restore):
                 self._store_targets(name, out)
             return out
-        reason = self.journal.make_dir()
-        if reason:
-            self.fail("journal_dir: %s cannot hold the journal (%s); give a writable local directory"
-                      % (self.journal_dir, reason))
         try:
-            with self.host.lock(self.journal.lock_path):
+            with self._locked():
                 # under the lock, so the sweep of a killed run's probe never races a live one
                 reason = self.host.dir_writable(self.journal_dir, create=True)
                 if reason:
@@ -332,6 +329,29 @@ class Engine(object):
         except (HostError, JournalError) as e:
             self.fail(str(e))
         return {}
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """The journal directory made (what is missing of it) and its lock held.  A call that fails
+        having changed nothing - no journal file left - removes the lock file it created (while it
+        holds it) and the directories it made: a failed call leaves the node as it found it."""
+        reason = self.journal.make_dir()
+        if reason:
+            self.fail("journal_dir: %s cannot hold the journal (%s); give a writable local directory"
+                      % (self.journal_dir, reason))
+        made = list(self.journal.made)
+        done = False
+        try:
+            with self.host.lock(self.journal.lock_path) as lock:
+                try:
+                    yield
+                    done = True
+                finally:
+                    if not done and lock.created and not self.journal.on_disk():
+                        lock.remove()
+        finally:
+            if not done and made and not self.journal.on_disk():
+                self.journal.remove_made(made)
 
     def _targets(self, name: str, out: Dict[str, Any], record: bool,
                  restore: bool) -> Optional[Tuple[Dict[str, Any], Dict[str, str]]]:
@@ -354,12 +374,8 @@ class Engine(object):
     def _store_targets(self, name: str, out: Dict[str, Any]) -> None:
         """A call that changed nothing found targets that differ from the journal's (the first run
         with this scope, or after a rollback): store them under the lock, re-read there."""
-        reason = self.journal.make_dir()
-        if reason:
-            self.fail("journal_dir: %s cannot hold the journal (%s); give a writable local directory"
-                      % (self.journal_dir, reason))
         try:
-            with self.host.lock(self.journal.lock_path):
+            with self._locked():
                 self.journal.load()
                 targets = self._targets(name, out, True, False)
                 # read without the lock: a concurrent run may have changed a key since; store only
@@ -478,7 +494,7 @@ class Engine(object):
         if self.module._diff:
             out["diff"] = render_diff(plan)
         if restore:
-            out.update(refused=[], unrestorable=[])
+            out.update(refused=[], unrestorable=[], kept_edits=self._edits(plan))
         if self.module.check_mode or not plan:
             return out
         if restore:
@@ -502,18 +518,74 @@ class Engine(object):
         out["changes"] = [c.as_dict() for c in plan if c.key in done]
         out["changed"] = bool(verified)
         if gen is not None:
-            if refused:
-                self.journal.forget_keys(gen, [r["key"] for r in refused])
-            if verified:
-                self.journal.commit(gen)
-                out["generation"] = gen
-            else:
-                self.journal.discard(gen)
+            try:
+                if refused:
+                    self.journal.forget_keys(gen, [r["key"] for r in refused])
+                if verified:
+                    self.journal.commit(gen)
+                    out["generation"] = gen
+                else:
+                    self.journal.discard(gen)
+            except JournalError as e:
+                self._uncommitted(name, gen, verified, e, plan, previous)
         return out
 
+    def _uncommitted(self, name: str, gen: int, verified: List[Change], error: JournalError,
+                     plan: Plan, previous: Dict[str, Any]) -> None:
+        """The changes were applied but the journal could not record it (a disk that filled between
+        apply and commit): revert them, newest first, and fail saying so.  What cannot be reverted is
+        named, with the generation that keeps its original for rollback."""
+        problems = _revert(self.host, verified, self.domains)
+        keys = ", ".join(c.key for c in verified) or "none"
+        if not problems:
+            try:
+                self.journal.discard(gen)
+                kept = ""
+            except JournalError:
+                kept = ("; the journal still holds generation %d as applying, which the next run reconciles "
+                        "(its keys are back at their values before)" % gen)
+            self.fail("%s failed and changed nothing: %s; so the %d change(s) this call applied were reverted "
+                      "(%s)%s" % (name, error, len(verified), keys, kept), changes=plan.as_list(), previous=previous)
+        self.fail("%s failed: %s after applying %s; REVERT FAILED for %s - these keys stay applied, and the journal "
+                  "keeps their originals (generation %d, status applying): free space, then run tuning_state "
+                  "rollback to recover them" % (name, error, keys, "; ".join(problems), gen),
+                  changes=plan.as_list(), previous=previous)
+
+    def _edits(self, plan: Plan) -> List[Dict[str, str]]:
+        """Rollback: the files of ``plan`` edited by hand since the collection last wrote them (their
+        bytes differ from the journal's newest ``after``), each with the copy that keeps the edit."""
+        edits = []
+        for c in plan:
+            if c.domain != "file":
+                continue
+            found, written = self.journal.last_written(c.key)
+            if found and _files.edited(c.before, written):
+                edits.append({"key": c.key, "path": c.target, "copy": _files.edited_copy(self.host, c.target)})
+        return edits
+
+    def _keep_edits(self, plan: Plan, out: Dict[str, Any]) -> Tuple[Plan, List[Dict[str, str]]]:
+        """Write each hand-edited file's copy before rollback restores it; a file whose copy cannot
+        be written is not restored (its edit would be lost) and is reported unrestorable."""
+        failed = []
+        skip = set()
+        kept = []
+        for edit in out["kept_edits"]:
+            try:
+                self.host.write_file(edit["copy"], _files.bare(out["previous"][edit["key"]]))
+                kept.append(edit)
+            except HostError as e:
+                skip.add(edit["key"])
+                failed.append({"key": edit["key"], "reason": "edited by hand since the tune, and its copy could not be "
+                                                             "kept, so it was not restored: %s" % e})
+        out["kept_edits"] = kept
+        return Plan([c for c in plan if c.key not in skip]), failed
+
     def _restore(self, plan: Plan, out: Dict[str, Any], current: Dict[str, Any]) -> Dict[str, Any]:
-        """Rollback: apply best effort (:func:`restore_plan`), never revert, report every key."""
+        """Rollback: apply best effort (:func:`restore_plan`), never revert, report every key.  A file
+        edited by hand since the tune is kept beside it first (``PATH.hpcnet-rdma-edited``)."""
+        plan, not_kept = self._keep_edits(plan, out)
         restored, refused, failed = restore_plan(self.host, plan, self.domains)
+        failed = not_kept + failed
         for c in restored:
             current[c.key] = c.after
         for item in refused + failed:

@@ -101,6 +101,38 @@ def summary(state: Any) -> Any:
     return out
 
 
+EDITED_SUFFIX = ".hpcnet-rdma-edited"
+
+
+def edited(current: Any, written: Any) -> bool:
+    """Whether ``current`` is a regular file whose bytes are not what the collection last wrote there
+    (``written``, the journal's newest ``after`` of the key): a hand edit since the tune, or a file made
+    where the collection had removed one.  A rollback keeps such a file beside the original."""
+    cur = _bare(current)
+    if not _regular(cur):
+        return False
+    last = _bare(written)
+    if not _regular(last):
+        return True
+    return content_bytes(cur) != content_bytes(last)
+
+
+def edited_copy(host: Host, path: str) -> str:
+    """Where a rollback keeps the hand-edited ``path``: ``PATH.hpcnet-rdma-edited`` (a name no
+    ``*.conf`` reader picks up), or ``.1``, ``.2``, ... after it when that is taken."""
+    name = path + EDITED_SUFFIX
+    n = 0
+    while host.exists(name):
+        n += 1
+        name = "%s%s.%d" % (path, EDITED_SUFFIX, n)
+    return name
+
+
+def bare(value: FileState) -> FileState:
+    """The state as a file holds it (without the ``notify`` hint)."""
+    return _bare(value)
+
+
 def is_absent(value: FileState) -> bool:
     return _bare(value) is None
 

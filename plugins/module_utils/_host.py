@@ -20,6 +20,7 @@ import errno
 import fcntl
 import json
 import os
+import posixpath
 import re
 import stat
 import tempfile
@@ -50,11 +51,25 @@ _NO_XATTRS = (errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENODATA)
 
 
 class HostError(Exception):
-    """A node operation failed; the message names the path or command."""
+    """A node operation failed; the message names the path or command.  ``errno``: the OS error
+    behind it, when there is one (a domain words a refusal of the kernel from it)."""
+
+    errno: Optional[int] = None
 
 
 class NotSupported(HostError):
     """The driver does not implement the operation (ethtool: Operation not supported)."""
+
+
+def os_reason(e: OSError) -> str:
+    """The words for an OS error in a message that already names the path: its text, and for a full
+    disk (or quota) what that means."""
+    text = e.strerror or str(e)
+    if e.errno == errno.ENOSPC:
+        return "%s - the filesystem holding it is full; free space there and run again" % text
+    if e.errno == errno.EDQUOT:
+        return "%s - the disk quota there is used up; free space there and run again" % text
+    return text
 
 
 def command_error(argv: List[str], rc: int, msg: str, unsupported: bool) -> HostError:
@@ -162,17 +177,17 @@ def _label_of(fd: int) -> Optional[str]:
     return raw.rstrip(b"\0").decode("utf-8", "surrogateescape") or None
 
 
-def _carry_xattrs(path: str, old: str, fd: int) -> None:
-    """Copy every extended attribute of the file ``old`` (ACLs, label, user.*) to ``fd``."""
+def _carry_xattrs(path: str, old: int, fd: int) -> None:
+    """Copy every extended attribute of the open file ``old`` (ACLs, label, user.*) to ``fd``."""
     try:
-        names = os.listxattr(old, follow_symlinks=False)
+        names = os.listxattr(old)
     except OSError as e:
         if e.errno in _NO_XATTRS:
             return
         raise HostError("cannot list the extended attributes of %s: %s" % (path, e.strerror or e))
     for name in names:
         try:
-            os.setxattr(fd, name, os.getxattr(old, name, follow_symlinks=False))
+            os.setxattr(fd, name, os.getxattr(old, name))
         except OSError as e:
             if e.errno == errno.ENODATA:   # removed meanwhile
                 continue
@@ -180,13 +195,29 @@ def _carry_xattrs(path: str, old: str, fd: int) -> None:
                             % (name, path, e.strerror or e))
 
 
-def _replace_regular(path: str, full: str, wanted: Dict[str, Any]) -> None:
-    """Write a temp file next to ``full`` with everything ``wanted`` says, then rename it over."""
+_FILE_FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+
+
+def _temp_in(dfd: int, prefix: str) -> Tuple[int, str]:
+    """A new file ``PREFIX<random>`` (mode 0600, O_EXCL, never through a link) in the open directory."""
+    while True:
+        name = prefix + binascii.hexlify(os.urandom(6)).decode("ascii")
+        try:
+            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FILE_FLAGS, 0o600, dir_fd=dfd), name
+        except FileExistsError:
+            continue
+
+
+def _replace_regular(path: str, dfd: int, name: str, wanted: Dict[str, Any]) -> None:
+    """Write a temp file next to ``name`` (in the open directory ``dfd``) with everything ``wanted``
+    says, then rename it over."""
+    old: Optional[int] = None
     try:
-        old: Optional[str] = full if stat.S_ISREG(os.lstat(full).st_mode) else None
+        if stat.S_ISREG(os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode):
+            old = os.open(name, os.O_RDONLY | _FILE_FLAGS, dir_fd=dfd)
     except FileNotFoundError:
         old = None
-    fd, tmp = tempfile.mkstemp(prefix=".hpcnet-", dir=os.path.dirname(full))
+    fd, tmp = _temp_in(dfd, ".hpcnet-")
     try:
         try:
             _write_all(fd, wanted["data"])
@@ -204,16 +235,21 @@ def _replace_regular(path: str, full: str, wanted: Dict[str, Any]) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(tmp, full)
+        os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
     except BaseException:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
+        try:
+            os.unlink(tmp, dir_fd=dfd)
+        except OSError:
+            pass
         raise
+    finally:
+        if old is not None:
+            os.close(old)
 
 
-def _set_dir_mode(full: str, mode: int) -> None:
+def _set_dir_mode(full: str, mode: int, dir_fd: Optional[int] = None) -> None:
     """chmod a directory just made (the umask narrowed it), never through a symbolic link."""
-    fd = os.open(full, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_NOFOLLOW)
+    fd = os.open(full, _DIR_FLAGS, dir_fd=dir_fd)
     try:
         if stat.S_IMODE(os.fstat(fd).st_mode) != mode:
             os.fchmod(fd, mode)
@@ -221,21 +257,186 @@ def _set_dir_mode(full: str, mode: int) -> None:
         os.close(fd)
 
 
-def _make_dirs(full: str, mode: int) -> None:
-    """``os.makedirs`` where every directory made gets exactly ``mode`` whatever the umask."""
-    missing = []
-    while not os.path.isdir(full):
-        missing.append(full)
-        parent = os.path.dirname(full)
-        if parent == full:
-            break
-        full = parent
-    for path in reversed(missing):
-        try:
-            os.mkdir(path, mode)
-        except FileExistsError:
+# ---------------------------------------------------------------------- trust of the directories written through
+# One rule for every directory the collection writes through as root - the journal's and every managed
+# file's: whoever can change a directory on the way (or a symbolic link in it) can point the write
+# anywhere.  So each directory must be owned by root (the running user) - or by the owner the file is
+# meant to have - and not be writable by group or others; a directory above may be world-writable with
+# the sticky bit (/tmp: nobody else can rename or replace an entry of ours there); a symbolic link on the
+# way must belong to root (or that owner) too, and the directories its target passes are checked alike.
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+MAX_LINKS = 40
+
+
+class UntrustedPath(HostError):
+    """A directory (or symbolic link) on the way to a path is not one only root can change."""
+
+
+def trusted_owner(uid: int, owner: Optional[int] = None) -> bool:
+    return uid in (0, os.geteuid()) or (owner is not None and uid == owner)
+
+
+def _not_by(owner: Optional[int]) -> str:
+    return "root" if owner is None or trusted_owner(owner) else "root or uid %d (the file's owner)" % owner
+
+
+def dir_problem(path: str, st: os.stat_result, last: bool, owner: Optional[int] = None) -> Optional[str]:
+    """Why the directory ``path`` (its ``st``) cannot be trusted, or None; ``last``: the directory
+    itself is what is written (no sticky-bit exception)."""
+    if not trusted_owner(st.st_uid, owner):
+        return "%s is owned by uid %d, not by %s" % (path, st.st_uid, _not_by(owner))
+    writable = st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    if writable and (last or not st.st_mode & stat.S_ISVTX):
+        return "%s is writable by group or others (mode %04o)%s" % (
+            path, stat.S_IMODE(st.st_mode), "" if last else " without the sticky bit")
+    return None
+
+
+def _link_problem(path: str, st: os.stat_result, owner: Optional[int]) -> Optional[str]:
+    if not trusted_owner(st.st_uid, owner):
+        return "symbolic link %s is owned by uid %d, not by %s" % (path, st.st_uid, _not_by(owner))
+    return None
+
+
+def path_trust_problem(path: str, strict_last: bool = True, owner: Optional[int] = None) -> Optional[str]:
+    """Why the directory ``path`` (a real path, absolute) cannot be trusted, or None: every component
+    as the kernel walks it, symbolic links included (see above).  The part of the path that does not
+    exist yet is fine: whoever creates it makes it theirs, and it is checked again once it exists.
+    A check without opening anything (check mode, and before the journal directory is created);
+    writes walk with :func:`open_dir`."""
+    todo = list(reversed([c for c in path.split("/") if c]))
+    cur = "/"
+    problem = dir_problem("/", os.lstat("/"), last=strict_last and not todo, owner=owner)
+    links = 0
+    while todo and problem is None:
+        name = todo.pop()
+        if name == ".":
             continue
-        _set_dir_mode(path, mode)
+        if name == "..":
+            cur = posixpath.dirname(cur)
+            continue
+        nxt = posixpath.join(cur, name)
+        try:
+            st = os.lstat(nxt)
+        except OSError as e:
+            if e.errno in (errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG):
+                return None   # cannot exist yet: creating it fails (or makes it ours), checked again then
+            return "cannot inspect %s: %s" % (nxt, e.strerror or e)
+        if stat.S_ISLNK(st.st_mode):
+            links += 1
+            problem = _link_problem(nxt, st, owner)
+            if problem:
+                return problem
+            if links > MAX_LINKS:
+                return "too many symbolic links in %s" % path
+            target = os.readlink(nxt)
+            if target.startswith("/"):
+                cur = "/"
+            todo.extend(reversed([c for c in target.split("/") if c]))
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            return "%s is not a directory" % nxt
+        problem = dir_problem(nxt, st, last=strict_last and not todo, owner=owner)
+        cur = nxt
+    return problem
+
+
+def open_dir(path: str, owner: Optional[int] = None, create: Optional[int] = None,
+             foreign: Optional[List[Tuple[int, str]]] = None, strict_last: bool = False) -> int:
+    """An open descriptor of the directory ``path`` (a real absolute path), reached from ``/`` one
+    component at a time, each opened relative to the one before with ``O_NOFOLLOW`` and checked on
+    the descriptor itself (so nothing can be swapped in between), symbolic links on the way checked and
+    followed by hand.  UntrustedPath when a component breaks the rule above.
+
+    ``owner``: the owner the file written there is meant to have (its directories may be that user's).
+    ``foreign``: when given, components whose only fault is their owner are appended to it as
+    ``(uid, reason)`` instead of failing, for a reader who learns the file's owner only at the end.
+    ``create``: make missing directories with exactly this mode; otherwise a missing component raises
+    FileNotFoundError, and one that is not a directory NotADirectoryError.
+    """
+    def problem_or_foreign(problem: Optional[str], uid: int) -> None:
+        if problem is None:
+            return
+        if foreign is not None and not trusted_owner(uid):
+            foreign.append((uid, problem))
+            return
+        raise UntrustedPath(problem)
+
+    todo = list(reversed([c for c in path.split("/") if c]))
+    root = os.open("/", _DIR_FLAGS)
+    stack: List[Tuple[int, str]] = [(root, "/")]
+    try:
+        problem = dir_problem("/", os.fstat(root), last=strict_last and not todo, owner=owner)
+        if problem:
+            raise UntrustedPath(problem)
+        links, retries = 0, 0
+        while todo:
+            name = todo.pop()
+            fd, cur = stack[-1]
+            if name == ".":
+                continue
+            if name == "..":
+                if len(stack) > 1:
+                    os.close(stack.pop()[0])
+                continue
+            nxt = posixpath.join(cur, name)
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                if create is None:
+                    raise
+                try:
+                    os.mkdir(name, create, dir_fd=fd)
+                    _set_dir_mode(name, create, dir_fd=fd)   # whatever the umask
+                except FileExistsError:
+                    pass
+                todo.append(name)   # look at what is there now
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                links += 1
+                if links > MAX_LINKS:
+                    raise UntrustedPath("too many symbolic links in %s" % path)
+                problem_or_foreign(_link_problem(nxt, st, owner), st.st_uid)
+                target = os.readlink(name, dir_fd=fd)
+                if target.startswith("/"):
+                    while len(stack) > 1:
+                        os.close(stack.pop()[0])
+                todo.extend(reversed([c for c in target.split("/") if c]))
+                continue
+            if not stat.S_ISDIR(st.st_mode):
+                raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), nxt)
+            try:
+                nfd = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except OSError as e:
+                if e.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT) and retries < 10:
+                    retries += 1   # replaced since the stat: look again
+                    todo.append(name)
+                    continue
+                raise
+            stack.append((nfd, nxt))
+            st = os.fstat(nfd)
+            last = strict_last and not any(c != "." for c in todo)
+            problem_or_foreign(dir_problem(nxt, st, last=last, owner=owner), st.st_uid)
+        fd = stack.pop()[0]
+        return fd
+    finally:
+        for fd, _cur in stack:
+            os.close(fd)
+
+
+def _untrusted(path: str, verb: str, reason: str) -> UntrustedPath:
+    return UntrustedPath("refusing to %s %s: %s; whoever can change a directory or symbolic link on the way could "
+                         "point it anywhere (allowed: directories owned by root, or by the file's owner, not "
+                         "writable by group or others unless sticky, and no other user's symbolic link)"
+                         % (verb, path, reason))
+
+
+def _check_foreign(path: str, verb: str, foreign: List[Tuple[int, str]], uid: Optional[int]) -> None:
+    """The components a reader let pass on their owner are fine only when they belong to the owner
+    of the file itself (``uid``; None: the file is absent, so it would be root's)."""
+    for owner, reason in foreign:
+        if uid is None or owner != uid:
+            raise _untrusted(path, verb, reason)
 
 
 class Host:
@@ -305,7 +506,9 @@ class Host:
             with open(self.p(path), "w", encoding="utf-8") as f:
                 f.write(value)
         except OSError as e:
-            raise HostError("cannot write %r to %s: %s" % (value, path, e.strerror or e))
+            err = HostError("cannot write %r to %s: %s" % (value, path, e.strerror or e))
+            err.errno = e.errno
+            raise err
 
     def proc_writable(self, path: str) -> bool:
         """True when the kernel offers the file for writing (sysctl files honour mode bits for root)."""
@@ -315,24 +518,51 @@ class Host:
             return False
         return bool(mode & stat.S_IWUSR)
 
+    def _parent(self, path: str, verb: str, owner: Optional[int] = None, create: Optional[int] = None,
+                foreign: Optional[List[Tuple[int, str]]] = None) -> Tuple[int, str]:
+        """The open parent directory of the node path ``path`` (reached under the trust rule, see
+        :func:`open_dir`) and the file's name in it."""
+        parent, name = posixpath.split(self.p(path))
+        if not name:
+            raise HostError("%s is not a file path" % path)
+        try:
+            return open_dir(parent, owner=owner, create=create, foreign=foreign), name
+        except UntrustedPath as e:
+            raise _untrusted(path, verb, str(e))
+
     def file_state(self, path: str) -> FileState:
         """A regular file's bytes, mode, owner (when not the running user's) and SELinux label;
-        ``{"link": TARGET}`` for a symbolic link; None when absent (see :data:`FileState`)."""
-        full = self.p(path)
+        ``{"link": TARGET}`` for a symbolic link; None when absent (see :data:`FileState`).
+
+        Read through its directories under the trust rule (:func:`open_dir`): a directory or link on
+        the way that another user controls is an error (UntrustedPath) unless that user owns the file."""
+        foreign: List[Tuple[int, str]] = []
         try:
-            st = os.lstat(full)
+            dfd, name = self._parent(path, "read", foreign=foreign)
         except FileNotFoundError:
+            _check_foreign(path, "read", foreign, None)
             return None
         except OSError as e:
             raise HostError("cannot stat %s: %s" % (path, e.strerror or e))
-        if stat.S_ISLNK(st.st_mode):
-            return {"link": os.readlink(full)}
-        if not stat.S_ISREG(st.st_mode):
-            raise HostError("%s exists and is not a regular file" % path)
         try:
-            fd = open_nofollow(full, os.O_RDONLY)
-        except OSError as e:
-            raise HostError("cannot read %s: %s" % (path, e.strerror or e))
+            try:
+                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            except FileNotFoundError:
+                _check_foreign(path, "read", foreign, None)
+                return None
+            except OSError as e:
+                raise HostError("cannot stat %s: %s" % (path, e.strerror or e))
+            _check_foreign(path, "read", foreign, st.st_uid)
+            if stat.S_ISLNK(st.st_mode):
+                return {"link": os.readlink(name, dir_fd=dfd)}
+            if not stat.S_ISREG(st.st_mode):
+                raise HostError("%s exists and is not a regular file" % path)
+            try:
+                fd = os.open(name, os.O_RDONLY | _FILE_FLAGS, dir_fd=dfd)
+            except OSError as e:
+                raise HostError("cannot read %s: %s" % (path, e.strerror or e))
+        finally:
+            os.close(dfd)
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
@@ -359,31 +589,56 @@ class Host:
         none), SELinux label (when the state names one) and mode; every extended attribute of the
         file it replaces (ACLs, the label, ``user.*``) is carried over first, as ansible's
         ``atomic_move`` keeps them.  Missing parent directories are made with mode 0755.
+
+        Every directory on the way is opened under the trust rule (:func:`open_dir`), and the temp
+        file, rename and removal happen relative to the parent's descriptor: a directory or symbolic
+        link another user controls (unless that user is the file's owner) is an UntrustedPath and
+        nothing is written.
         """
-        full = self.p(path)
         if state is None:
-            try:
-                os.unlink(full)
-            except FileNotFoundError:
-                pass
-            except OSError as e:
-                raise HostError("cannot remove %s: %s" % (path, e.strerror or e))
+            self._remove_file(path)
             return
         wanted = None if "link" in state else _regular_spec(path, state)
-        parent = os.path.dirname(full)
+        owner = wanted["uid"] if wanted is not None else None
         try:
-            _make_dirs(parent, DIR_MODE)
-            if wanted is None:
-                tmp = full + ".hpcnet-tmp"
-                if os.path.lexists(tmp):
-                    os.unlink(tmp)
-                os.symlink(state["link"], tmp)
-                os.replace(tmp, full)
-            else:
-                _replace_regular(path, full, wanted)
-            self._fsync_dir(parent)
+            dfd, name = self._parent(path, "write", owner=owner, create=DIR_MODE)
+            try:
+                if wanted is None:
+                    tmp = name + ".hpcnet-tmp"
+                    try:
+                        os.unlink(tmp, dir_fd=dfd)
+                    except FileNotFoundError:
+                        pass
+                    os.symlink(state["link"], tmp, dir_fd=dfd)
+                    os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+                else:
+                    _replace_regular(path, dfd, name, wanted)
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)
         except OSError as e:
-            raise HostError("cannot write %s: %s" % (path, e.strerror or e))
+            raise HostError("cannot write %s: %s" % (path, os_reason(e)))
+
+    def _remove_file(self, path: str) -> None:
+        foreign: List[Tuple[int, str]] = []
+        try:
+            dfd, name = self._parent(path, "remove", foreign=foreign)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except OSError as e:
+            raise HostError("cannot remove %s: %s" % (path, e.strerror or e))
+        try:
+            try:
+                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            except FileNotFoundError:
+                return
+            _check_foreign(path, "remove", foreign, st.st_uid)
+            os.unlink(name, dir_fd=dfd)
+            os.fsync(dfd)
+        except OSError as e:
+            raise HostError("cannot remove %s: %s" % (path, e.strerror or e))
+        finally:
+            os.close(dfd)
 
     @staticmethod
     def _fsync_dir(path: str) -> None:
@@ -419,32 +674,54 @@ class Host:
             os.close(fd)
             os.unlink(tmp)
         except OSError as e:
-            return e.strerror or str(e)
+            return os_reason(e)
         return None
 
     def mkdir(self, path: str, mode: int = 0o755) -> None:
         """Create one directory (its parent must exist) with exactly ``mode``, whatever the umask;
-        an existing one is left as it is.  configfs makes its default groups itself."""
-        full = self.p(path)
+        an existing one is left as it is.  configfs makes its default groups itself.  The parent is
+        reached under the trust rule (:func:`open_dir`)."""
         try:
-            os.mkdir(full, mode)
-        except FileExistsError:
-            return
+            dfd, name = self._parent(path, "create directory")
         except OSError as e:
-            raise HostError("cannot create directory %s: %s" % (path, e.strerror or e))
+            raise HostError("cannot create directory %s: %s" % (path, os_reason(e)))
         try:
-            _set_dir_mode(full, mode)
-        except OSError as e:
-            raise HostError("cannot set mode %04o on directory %s: %s" % (mode, path, e.strerror or e))
+            try:
+                os.mkdir(name, mode, dir_fd=dfd)
+            except FileExistsError:
+                return
+            except OSError as e:
+                raise HostError("cannot create directory %s: %s" % (path, os_reason(e)))
+            try:
+                _set_dir_mode(name, mode, dir_fd=dfd)
+            except OSError as e:
+                raise HostError("cannot set mode %04o on directory %s: %s" % (mode, path, e.strerror or e))
+        finally:
+            os.close(dfd)
 
     def rmdir(self, path: str) -> None:
-        """Remove one empty directory (a configfs group counts as empty); absent is fine."""
+        """Remove one empty directory (a configfs group counts as empty); absent is fine.  The parent
+        is reached under the trust rule (:func:`open_dir`)."""
+        foreign: List[Tuple[int, str]] = []
         try:
-            os.rmdir(self.p(path))
+            dfd, name = self._parent(path, "remove directory", foreign=foreign)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except OSError as e:
+            raise HostError("cannot remove directory %s: %s" % (path, e.strerror or e))
+        try:
+            try:
+                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            except FileNotFoundError:
+                return
+            _check_foreign(path, "remove directory", foreign, st.st_uid)
+            os.rmdir(name, dir_fd=dfd)
         except FileNotFoundError:
             pass
         except OSError as e:
             raise HostError("cannot remove directory %s: %s" % (path, e.strerror or e))
+        finally:
+            os.close(dfd)
 
     def lock(self, path: str, timeout: float = 60.0) -> "FileLock":
         return FileLock(self.p(path), timeout)
@@ -541,43 +818,90 @@ class FileLock:
         self.path = path
         self.timeout = timeout
         self._fd: Optional[int] = None
+        self.created = False   # this run created the lock file (so a run that changes nothing removes it)
 
     def __enter__(self) -> "FileLock":
+        deadline = time.monotonic() + self.timeout
+        while True:
+            self._open()
+            self._flock(deadline)
+            # a run that created the lock and failed having changed nothing removes it while holding it
+            # (remove()): a waiter that got the flock of that unlinked file opens the path again
+            try:
+                same = os.stat(self.path, follow_symlinks=False)
+                held = os.fstat(self._fd)
+                if (same.st_dev, same.st_ino) == (held.st_dev, held.st_ino):
+                    break
+            except FileNotFoundError:
+                pass
+            self._close()
+        try:
+            os.ftruncate(self._fd, 0)
+            _write_all(self._fd, ("%d\n" % os.getpid()).encode())
+        except OSError as e:
+            if self.created:
+                self.remove()   # held: nobody else is inside it
+            self._close()
+            raise HostError("cannot write lock %s: %s" % (self.path, os_reason(e)))
+        return self
+
+    def _open(self) -> None:
         try:
             os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
-            self._fd = open_nofollow(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            while True:
+                try:
+                    self._fd = open_nofollow(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+                    self.created = True
+                    break
+                except FileExistsError:
+                    pass
+                try:
+                    self._fd = open_nofollow(self.path, os.O_RDWR)
+                    self.created = False
+                    break
+                except FileNotFoundError:
+                    continue   # removed in between: create it
         except OSError as e:
             if e.errno == errno.ELOOP:
                 raise HostError("lock %s is a symbolic link; refusing to follow it" % self.path)
-            raise HostError("cannot open lock %s: %s" % (self.path, e.strerror or e))
+            raise HostError("cannot open lock %s: %s" % (self.path, os_reason(e)))
         problem = untrusted_file(os.fstat(self._fd))
         if problem:
-            os.close(self._fd)
-            self._fd = None
+            self._close()
             raise HostError("lock %s is not trusted: %s" % (self.path, problem))
-        deadline = time.monotonic() + self.timeout
+
+    def _flock(self, deadline: float) -> None:
         while True:
             try:
                 fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
+                return
             except OSError as e:
                 if e.errno not in (errno.EAGAIN, errno.EACCES):
+                    self._close()
                     raise HostError("cannot lock %s: %s" % (self.path, e.strerror))
                 if time.monotonic() >= deadline:
-                    os.close(self._fd)
-                    self._fd = None
+                    self._close()
                     raise HostError("journal lock %s is held by another run for more than %ds"
                                     % (self.path, self.timeout))
                 time.sleep(0.1)
-        os.ftruncate(self._fd, 0)
-        os.write(self._fd, ("%d\n" % os.getpid()).encode())
-        return self
+
+    def _close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def remove(self) -> None:
+        """Unlink the lock file while holding it (a waiter then opens the path again): for a run that
+        created it and ends having changed nothing.  Best effort."""
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
 
     def __exit__(self, *exc: Any) -> None:
         if self._fd is not None:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = None
+            self._close()
 
 
 def walk_files(host: Host, directory: str, suffix: str) -> Iterator[str]:

@@ -48,12 +48,11 @@ import json
 import os
 import posixpath
 import re
-import stat
 import tempfile
 import time
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, os_reason, path_trust_problem, untrusted_file
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Change, Plan
 
 SCHEMA = 2
@@ -101,70 +100,18 @@ def _is_int(value: Any) -> bool:
 
 
 # ---------------------------------------------------------------------- trust of the directory
-def _trusted_owner(uid: int) -> bool:
-    return uid in (0, os.geteuid())
-
-
-def _dir_problem(path: str, st: os.stat_result, last: bool) -> Optional[str]:
-    if not _trusted_owner(st.st_uid):
-        return "%s is owned by uid %d, not by root" % (path, st.st_uid)
-    writable = st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-    if writable and (last or not st.st_mode & stat.S_ISVTX):
-        return "%s is writable by group or others (mode %04o)%s" % (
-            path, stat.S_IMODE(st.st_mode), "" if last else " without the sticky bit")
-    return None
-
-
+# The rule is _host's (one place for every directory the collection writes through): the journal
+# directory itself may not be writable by group or others even with the sticky bit.
 def _file_problem(path: str, st: os.stat_result) -> Optional[str]:
-    if not stat.S_ISREG(st.st_mode):
-        return "%s is not a regular file" % path
-    if not _trusted_owner(st.st_uid):
-        return "%s is owned by uid %d, not by root" % (path, st.st_uid)
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return "%s is writable by group or others (mode %04o)" % (path, stat.S_IMODE(st.st_mode))
-    return None
+    problem = untrusted_file(st)
+    return "%s is %s" % (path, problem) if problem else None
 
 
 def trust_problem(path: str) -> Optional[str]:
     """Why the directory ``path`` (a real path, absolute) cannot be trusted to hold the journal,
-    or None.  Every component is checked as the kernel walks it, symbolic links included (a link
-    must belong to root too, and the directories its target passes through are checked as well);
-    the part of the path that does not exist yet is fine: it is created by root with mode 0700
-    and checked again once it exists."""
-    todo = list(reversed([c for c in path.split("/") if c]))
-    cur = "/"
-    problem = _dir_problem("/", os.lstat("/"), last=not todo)
-    links = 0
-    while todo and problem is None:
-        name = todo.pop()
-        if name == ".":
-            continue
-        if name == "..":
-            cur = posixpath.dirname(cur)
-            continue
-        nxt = posixpath.join(cur, name)
-        try:
-            st = os.lstat(nxt)
-        except OSError as e:
-            if e.errno in (errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG):
-                return None   # cannot exist yet: creating it fails (or makes it ours), checked again then
-            return "cannot inspect %s: %s" % (nxt, e.strerror or e)
-        if stat.S_ISLNK(st.st_mode):
-            links += 1
-            if not _trusted_owner(st.st_uid):
-                return "symbolic link %s is owned by uid %d, not by root" % (nxt, st.st_uid)
-            if links > 40:
-                return "too many symbolic links in %s" % path
-            target = os.readlink(nxt)
-            if target.startswith("/"):
-                cur = "/"
-            todo.extend(reversed([c for c in target.split("/") if c]))
-            continue
-        if not stat.S_ISDIR(st.st_mode):
-            return "%s is not a directory" % nxt
-        problem = _dir_problem(nxt, st, last=not todo)
-        cur = nxt
-    return problem
+    or None (:func:`_host.path_trust_problem`; the part that does not exist yet is created by root
+    with mode 0700 and checked again once it exists)."""
+    return path_trust_problem(path, strict_last=True)
 
 
 # ---------------------------------------------------------------------- validation
@@ -310,6 +257,7 @@ class Journal(object):
         self.path = self.directory + "/" + JOURNAL_FILE
         self.lock_path = self.directory + "/" + LOCK_FILE
         self._data: Optional[Dict[str, Any]] = None
+        self.made: List[str] = []   # the directories (full paths) the last make_dir created
 
     def _full(self, path: str) -> str:
         return self.host.p(path)
@@ -337,6 +285,7 @@ class Journal(object):
                 break
             full = parent
         made: List[str] = []
+        self.made = made
         for path in reversed(missing):
             try:
                 os.mkdir(path, 0o700)
@@ -349,8 +298,22 @@ class Journal(object):
                         os.rmdir(done)
                     except OSError:
                         break
-                return e.strerror or str(e)
+                del made[:]
+                return os_reason(e)
         return None
+
+    def on_disk(self) -> bool:
+        """Whether ``journal.json`` exists (a journal with nothing in it is removed, not written)."""
+        return os.path.lexists(self._full(self.path))
+
+    def remove_made(self, made: Sequence[str]) -> None:
+        """Remove the directories a :meth:`make_dir` created, innermost first, while they are empty
+        (a call that failed having changed nothing leaves no tree behind).  Best effort."""
+        for path in reversed(list(made)):
+            try:
+                os.rmdir(path)
+            except OSError:
+                return
 
     # ------------------------------------------------------------------ loading
     def load(self) -> Dict[str, Any]:
@@ -419,7 +382,7 @@ class Journal(object):
         try:
             self._write(text.encode("utf-8"))
         except OSError as e:
-            raise JournalError("cannot write journal %s: %s" % (self.path, e.strerror or e))
+            raise JournalError("cannot write journal %s: %s" % (self.path, os_reason(e)))
 
     def _write(self, data: bytes) -> None:
         full = self._full(self.path)
@@ -516,6 +479,16 @@ class Journal(object):
             entry["run"] = run
         self.data["targets"].setdefault(scope, {})[module] = entry
         self._save()
+
+    def last_written(self, key: str) -> Any:
+        """``(True, value)``: the ``after`` of the newest change of ``key`` in any generation - what
+        the collection last wrote there; ``(False, None)`` when no generation holds it."""
+        found: Any = (False, None)
+        for gen in self.data["generations"]:
+            for c in gen["changes"]:
+                if c["key"] == key:
+                    found = (True, c["after"])
+        return found
 
     def interrupted(self) -> List[Dict[str, Any]]:
         """Generations a killed run left ``applying`` (only meaningful outside a running call)."""

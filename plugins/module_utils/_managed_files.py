@@ -9,11 +9,14 @@ one module call (one Python start, one payload, one connection round trip for al
 """
 from __future__ import annotations
 
+import os
 import re
+from typing import Optional
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils._engine import Engine
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils._journal import DEFAULT_DIR
 from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
 
 ARGUMENT_SPEC = _spec.argument_spec(dict(
@@ -26,6 +29,40 @@ ARGUMENT_SPEC = _spec.argument_spec(dict(
 ), _spec.JOURNAL_DIR, _spec.RUN)
 
 _MODE = re.compile(r"^0?[0-7]{3}$")
+# Kernel and device filesystems: their entries are not files a rename can replace (a /proc/sys value is
+# sysctl_tuning's, a device node devnode's).
+KERNEL_TREES = ("/proc", "/sys", "/dev")
+
+
+def _under(path: str, top: str) -> bool:
+    top = top.rstrip("/") or "/"
+    return path == top or path.startswith(top if top == "/" else top + "/")
+
+
+def _real(host: Host, path: str) -> str:
+    """The node path ``path`` names once every symbolic link on the way is resolved (for the part
+    that exists), so a link cannot hide the journal directory."""
+    prefix = host.p("/").rstrip("/")
+    real = os.path.realpath(host.p(path))
+    if prefix and real.startswith(prefix + "/"):
+        return real[len(prefix):]
+    return real if not prefix else path
+
+
+def refused_target(host: Host, path: str, journal_dirs: tuple) -> Optional[str]:
+    """Why ``path`` can never be a managed file, or None: the collection's own journal and lock, or a
+    kernel or device filesystem."""
+    real = _real(host, path)
+    for top in journal_dirs:
+        for p, t in ((path, top), (real, _real(host, top))):
+            if _under(p, t):
+                return ("%s is inside the journal directory %s (journal.json, its lock, its temp files), which only "
+                        "the collection writes; allowed: paths outside it" % (path, top))
+    for top in KERNEL_TREES:
+        if _under(path, top) or _under(real, top):
+            return ("%s is in %s, a kernel or device filesystem, not a file managed_files can replace; allowed: "
+                    "paths outside %s (sysctl_tuning sets /proc/sys values)" % (path, top, ", ".join(KERNEL_TREES)))
+    return None
 
 
 def file_mode(value: object) -> str:
@@ -41,14 +78,19 @@ def file_mode(value: object) -> str:
     raise ValueError("%r is not an octal mode; allowed: e.g. \"0644\" (permission bits only)" % (value,))
 
 
-def validate(files: list) -> list:
-    """Normalised entries; ValueError naming the entry for bad input."""
+def validate(files: list, host: Optional[Host] = None, journal_dir: str = DEFAULT_DIR) -> list:
+    """Normalised entries; ValueError naming the entry for bad input (with ``host``, also a path in the
+    journal directory - this call's or the default one - or in a kernel or device filesystem)."""
     out, seen = [], {}
+    journal_dirs = tuple(sorted(set([journal_dir.rstrip("/") or "/", DEFAULT_DIR])))
     for i, f in enumerate(files):
         try:
             path = _files.normal_path(f["path"])
         except ValueError as e:
             raise ValueError("files[%d].path: %s" % (i, e))
+        refused = refused_target(host, path, journal_dirs) if host is not None else None
+        if refused:
+            raise ValueError("files[%d].path: %s" % (i, refused))
         if path in seen:
             first = seen[path]
             raise ValueError("files[%d].path: %s is given twice (files[%d].path %r and files[%d].path %r)"
@@ -77,7 +119,7 @@ def build_plan(host: Host, files: list):
 
 def run(module, host: Host) -> dict:
     try:
-        files = validate(module.params["files"])
+        files = validate(module.params["files"], host, module.params["journal_dir"])
     except ValueError as e:
         module.fail_json(msg=str(e))
     engine = Engine(module, host, module.params["journal_dir"], domains=(_files.DOMAINS,))

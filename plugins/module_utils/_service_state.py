@@ -22,6 +22,9 @@ UNIT_RE = re.compile(r"^[A-Za-z0-9:_.\\-]+(@[A-Za-z0-9:_.\\-]+)?\.(%s)$" % "|".j
 NAME_MAX = 255
 # stopping these ends the SSH connection this task and any rollback run over
 CONNECTION_UNITS = ("ssh.service", "sshd.service")
+# these carry the node's network (the connection's too): stopped now or disabled at boot, the node
+# may be cut off; refused in stop and disable unless allow_network_stop
+NETWORK_UNITS = ("systemd-networkd.service", "networking.service", "NetworkManager.service")
 # the lists, in the order a unit is first planned; each pair cannot share a unit
 FIELDS = ("stop", "disable", "start", "enable")
 OPPOSITES = (("start", "stop"), ("enable", "disable"))
@@ -38,6 +41,7 @@ ARGUMENT_SPEC = _spec.argument_spec(dict(
     start=dict(type="list", elements="str", default=[]),
     enable=dict(type="list", elements="str", default=[]),
     daemon_reload=dict(type="bool", default=False),
+    allow_network_stop=dict(type="bool", default=False),
 ), _spec.MODE, _spec.JOURNAL_DIR, _spec.RUN)
 
 
@@ -45,6 +49,10 @@ def unit_name(field: str, name: str) -> str:
     """``name`` as a full unit name (``.service`` added when it has no type suffix); ValueError names
     the field, the value and what is allowed."""
     full = name.strip() if isinstance(name, str) else name
+    if isinstance(full, str) and full.startswith("-"):
+        raise ValueError("%s: %r is not a unit name this module accepts: it starts with '-', which systemctl would "
+                         "read as an option; allowed: names that start with a letter, digit, ':', '_', '.' or a "
+                         "backslash escape" % (field, name))
     if isinstance(full, str) and full and not full.endswith(tuple("." + t for t in UNIT_TYPES)):
         full += ".service"
     if not isinstance(full, str) or len(full) > NAME_MAX or not UNIT_RE.match(full):
@@ -56,7 +64,8 @@ def unit_name(field: str, name: str) -> str:
 
 def normalize(params: dict) -> dict:
     """The unit lists of ``params``, validated, suffixed and without repeats, in the order given;
-    ValueError for a unit in two opposite lists or a connection unit in ``stop``."""
+    ValueError for a unit in two opposite lists, a connection unit in ``stop``, or a unit that carries
+    the network in ``stop`` or ``disable`` without ``allow_network_stop``."""
     units = {}
     for field in FIELDS:
         names = []
@@ -69,6 +78,13 @@ def normalize(params: dict) -> dict:
     if refused:
         raise ValueError("stop: %s carries this connection (and the rollback's); allowed: units other than %s"
                          % (", ".join(refused), ", ".join(CONNECTION_UNITS)))
+    if not params.get("allow_network_stop"):
+        for field in ("stop", "disable"):
+            network = [u for u in units[field] if u in NETWORK_UNITS]
+            if network:
+                raise ValueError("%s: %s carries the node's network (and so the Ansible connection, now or after the "
+                                 "next boot); allowed: units other than %s, or set allow_network_stop: true when "
+                                 "the node is reached another way" % (field, ", ".join(network), ", ".join(NETWORK_UNITS)))
     for one, other in OPPOSITES:
         both = [u for u in units[one] if u in units[other]]
         if both:

@@ -5,7 +5,9 @@
 """The ``sysctl`` domain: validate, observe, plan (pure) and write kernel parameters."""
 from __future__ import annotations
 
+import errno
 import fnmatch
+import os
 import re
 import sys
 from typing import Any, Dict, List, Optional, Tuple
@@ -231,10 +233,44 @@ def read_value(host: Host, key: str) -> Optional[str]:
     return None if text is None else " ".join(text.split())
 
 
+# The bounds the kernel enforces on some keys (its handler's min/max), for the message of a refused
+# write.  Source: net/ipv4/sysctl_net_ipv4.c (ip_ttl_min/max, ip_local_port_range_min/max,
+# tcp_adv_win_scale_min/max) and kernel/sysctl.c / mm (vm.swappiness: 0-200 since Linux 5.8, 0-100 before).
+RANGES: Dict[str, str] = {
+    "net.ipv4.ip_default_ttl": "1-255",
+    "net.ipv4.ip_local_port_range": "two ports of 1-65535, the first not above the second",
+    "net.ipv4.tcp_adv_win_scale": "-31-31",
+    "vm.swappiness": "0-200 (0-100 before Linux 5.8)",
+}
+# What a kernel's sysctl handler answers a value outside what it accepts (ENOENT: a congestion
+# control or qdisc name it does not know).
+_REFUSALS = (errno.EINVAL, errno.ERANGE, errno.EOVERFLOW, errno.ENOENT)
+
+
+def refused_message(key: str, value: str, code: int, current: Optional[str]) -> str:
+    """The words for a value the kernel refused: key, value, the errno and its text, the range where
+    it is known, and what the key still holds."""
+    allowed = RANGES.get(key)
+    return "the kernel refused %r for %s (%s: %s): out of the range or set of values it allows%s; it still holds %r" % (
+        value, key, errno.errorcode.get(code, str(code)), os.strerror(code),
+        "; allowed: %s" % allowed if allowed else "", current)
+
+
 def write_value(host: Host, key: str, value: Optional[str]) -> None:
     if value is None:
         raise HostError("sysctl %s had no original value to restore" % key)
-    host.write_proc(proc_path(key), value)
+    try:
+        host.write_proc(proc_path(key), value)
+    except HostError as e:
+        if e.errno not in _REFUSALS or not host.exists(proc_path(key)):   # ENOENT of a file that is gone
+            raise
+        try:
+            current = read_value(host, key)
+        except HostError:
+            current = None
+        err = HostError(refused_message(key, value, e.errno, current))
+        err.errno = e.errno
+        raise err
 
 
 def same(actual: Any, wanted: Any) -> bool:

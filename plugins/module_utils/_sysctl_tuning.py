@@ -26,8 +26,9 @@ ARGUMENT_SPEC = _spec.argument_spec(dict(
 def run(module, host: Host) -> dict:
     params = module.params
     if not params["sysctls"] and not params["release_scope"]:
-        module.fail_json(msg="sysctls: at least one key is required (or release_scope, to return what earlier "
-                             "calls of that scope set to the originals)")
+        # nothing asked: a no-op that reads and creates nothing (no journal, no lock, no file)
+        return {"changed": False, "changes": [], "previous": {}, "current": {}, "unsettable": [], "sysctls": {},
+                "msg": "sysctls is empty: nothing to do"}
     try:
         file_path = _sysctl.check_file(params["file"])
         raw = _sysctl.normalize_keys(params["sysctls"])

@@ -7,20 +7,21 @@
 Their output is one word (``is-enabled``, ``is-active``) or a listing searched for a name
 (``list-jobs``): the callers (``_service``, ``_rdma``, ``_rdmaplan``) read it and judge the exit
 codes themselves, so there are no parsers here.  ``daemon-reload`` makes systemd load the unit files
-as they are on disk (after one was written or removed).
+as they are on disk (after one was written or removed).  ``--`` ends systemctl's options before a
+unit name, so no name is ever read as an option.
 """
 from __future__ import annotations
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils._runner import Tool
 
 SYSTEMCTL = Tool("systemctl", {
-    "is_enabled": ["is-enabled", "{unit}"],
-    "is_active": ["is-active", "{unit}"],
-    "enable": ["enable", "{unit}"],
-    "disable": ["disable", "{unit}"],
-    "start": ["start", "{unit}"],
-    "stop": ["stop", "{unit}"],
-    "try_restart": ["try-restart", "{unit}"],
+    "is_enabled": ["is-enabled", "--", "{unit}"],
+    "is_active": ["is-active", "--", "{unit}"],
+    "enable": ["enable", "--", "{unit}"],
+    "disable": ["disable", "--", "{unit}"],
+    "start": ["start", "--", "{unit}"],
+    "stop": ["stop", "--", "{unit}"],
+    "try_restart": ["try-restart", "--", "{unit}"],
     "daemon_reload": ["daemon-reload"],
     "list_jobs": ["list-jobs", "--no-legend", "--plain"],
 })

@@ -36,6 +36,13 @@ options:
         description:
           - Absolute path of the file; C(//) and C(/./) are collapsed, C(..) is refused.
           - Each file is given once (C(/etc/a.conf) and C(//etc/a.conf) are the same file).
+          - Refused before anything changes - a path in the journal directory (O(journal_dir) or
+            C(/var/lib/hpcnet-rdma), also reached through a symbolic link), and a path in C(/proc), C(/sys)
+            or C(/dev) (use M(hpcnet.rdma.sysctl_tuning) for C(/proc/sys)).
+          - Every directory on the way must be one only root - or the file's owner - can change - owned by
+            root or by the owner of the file, not writable by group or others unless sticky (C(/tmp)), and
+            no symbolic link of another user on the way; otherwise the call fails naming the directory,
+            since whoever can change it could point the write anywhere.
         type: path
         required: true
       content:

@@ -36,6 +36,10 @@ description:
     unit and both fields, before anything changes.
   - C(ssh.service) and C(sshd.service) are refused in O(stop), since stopping them ends the connection
     this task and a rollback run over.
+  - C(systemd-networkd.service), C(networking.service) and C(NetworkManager.service) carry the node's
+    network; they are refused in O(stop) and O(disable) unless O(allow_network_stop=true).
+  - A unit name starting with C(-) is refused (C(systemctl) would read it as an option), and every
+    C(systemctl) call passes C(--) before the unit name.
 requirements:
   - systemd (C(systemctl)) on the node.
 options:
@@ -84,6 +88,15 @@ options:
         (RV(daemon_reloaded) tells it ran).
       - Not run in check mode; a unit of O(start) or O(enable) that is not installed yet is then listed in
         RV(absent) and RV(notes) instead of failing, since its file may be one an earlier task would write.
+    type: bool
+    default: false
+  allow_network_stop:
+    description:
+      - Allow C(systemd-networkd.service), C(networking.service) and C(NetworkManager.service) in O(stop)
+        and O(disable). Stopping or disabling the service that brings up the node's network cuts the node
+        off (now, or at the next boot) - and with it the Ansible connection and any rollback run over it -
+        unless the node is reached another way (a console, a BMC, a connection over another network).
+      - C(ssh.service) and C(sshd.service) stay refused in O(stop) either way.
     type: bool
     default: false
 attributes:

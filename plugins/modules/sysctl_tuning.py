@@ -32,6 +32,11 @@ options:
       - C(net.ipv4.tcp_congestion_control) and C(net.core.default_qdisc) must be offered by the
         running kernel (listed by it, or a C(tcp_NAME) or C(sch_NAME) module it can load); when that
         cannot be told (no C(/lib/modules) for the running kernel) or in O(mode=persist) it is a warning.
+      - An empty mapping (without O(release_scope)) is a no-op - nothing is read, written or created
+        and the task reports no change.
+      - A value the kernel refuses when it is written (its handler's range, an unknown name) fails the
+        task naming the key, the value, the errno and its text, the allowed range where it is known, and
+        what the key still holds; every change of the call is reverted.
     type: dict
     required: true
   file:

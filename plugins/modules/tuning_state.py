@@ -21,6 +21,8 @@ description:
     files and directories the collection created are removed. O(scope=all) restores everything and empties the journal (but for keys it
     could not restore); O(scope=last) undoes only the newest run (every generation that shares the newest
     generation's C(journal_run), such as a whole profile switch; a generation without one is a run of its own).
+  - A managed file edited by hand since the tune is not silently discarded - the edited copy is kept
+    beside it as C(PATH.hpcnet-rdma-edited) before the original is restored, and RV(kept_edits) names it.
   - Rollback is best effort per key. A key that cannot be restored (its interface was removed, a
     package purge is refused because a later package depends on it, a file path is now a directory)
     does not stop the others and nothing already restored is re-applied. Each such key is listed in
@@ -171,6 +173,18 @@ unrestorable:
   type: list
   elements: dict
   sample: [{"key": "nic:data0:mtu", "reason": "cannot read it: interface data0 does not exist"}]
+kept_edits:
+  description:
+    - Files edited by hand since the collection last wrote them (their bytes differ from what the journal
+      says it wrote, or a file was made where it had removed one). Before such a file is restored, the
+      edited copy is kept beside it as C(PATH.hpcnet-rdma-edited) (C(.1), C(.2), ... when that name is
+      taken; no C(*.conf) reader picks it up), with its mode and owner, and a warning names each; in check
+      mode, the copies a rollback would keep. A file whose copy cannot be written is not restored and is
+      listed in RV(unrestorable).
+  returned: when O(action=rollback)
+  type: list
+  elements: dict
+  sample: [{"key": "file:/etc/ucx/ucx.conf", "path": "/etc/ucx/ucx.conf", "copy": "/etc/ucx/ucx.conf.hpcnet-rdma-edited"}]
 refused:
   description: Keys the node refused with nothing changed (kept in the journal); they do not fail the task.
   returned: when O(action=rollback)
@@ -317,6 +331,11 @@ def rollback(module, host: Host) -> dict:
     out = engine.run("tuning_state", build, extra, record=False, on_success=forget, restore=True)
     out["unrestorable"] = seen["unreadable"] + out.get("unrestorable", [])
     out.setdefault("refused", [])
+    out.setdefault("kept_edits", [])
+    if out["kept_edits"]:
+        module.warn("rollback %s %d file(s) edited by hand since the tune beside the restored original: %s" % (
+            "would keep" if module.check_mode else "kept", len(out["kept_edits"]),
+            "; ".join("%s -> %s" % (e["path"], e["copy"]) for e in out["kept_edits"])))
     if not seen["keys"]:
         out["msg"] = "nothing to roll back: the journal in %s records no change" % params["journal_dir"]
         return out

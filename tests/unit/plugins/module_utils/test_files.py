@@ -257,3 +257,54 @@ def test_a_diff_shows_the_text_of_a_file_that_is_not_utf8():
     from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import render_diff
     diff = render_diff(Plan([Change("file:/etc/x.conf", _files.owned(b"caf\xe9\n"), _files.owned("caf\u00e9\n"))]))
     assert (diff[0]["before"], diff[0]["after"]) == ("caf\ufffd\n", "caf\u00e9\n")
+
+
+# ---------------------------------------------------------------------- issue 30: the trust rule on the way
+@ROOT_ONLY
+@pytest.mark.parametrize("op", ["read", "write", "remove", "mkdir", "rmdir"])
+def test_every_file_operation_refuses_a_link_another_user_planted(host, tmp_path, op):
+    victim = tmp_path / "victim"
+    victim.mkdir(mode=0o700)
+    (victim / "f").write_text("root's\n")
+    (victim / "d").mkdir()
+    (tmp_path / "etc").mkdir()
+    os.symlink(str(victim), str(tmp_path / "etc" / "ucx"))
+    os.lchown(str(tmp_path / "etc" / "ucx"), NOBODY, NOBODY)
+    calls = {"read": lambda: host.file_state("/etc/ucx/f"), "write": lambda: host.write_file("/etc/ucx/f", _files.owned("x\n")),
+             "remove": lambda: host.write_file("/etc/ucx/f", None), "mkdir": lambda: host.mkdir("/etc/ucx/new"),
+             "rmdir": lambda: host.rmdir("/etc/ucx/d")}
+    with pytest.raises(HostError) as e:
+        calls[op]()
+    assert "symbolic link %s/etc/ucx is owned by uid 65534, not by root" % tmp_path in str(e.value)
+    assert sorted(os.listdir(str(victim))) == ["d", "f"] and (victim / "f").read_text() == "root's\n"
+
+
+@ROOT_ONLY
+def test_a_directory_of_the_files_own_owner_is_trusted_for_that_file_only(host, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    os.chown(str(home), NOBODY, NOBODY)
+    (home / "own.conf").write_text("nobody's\n")
+    os.chown(str(home / "own.conf"), NOBODY, NOBODY)
+    state = host.file_state("/home/own.conf")
+    assert state["uid"] == NOBODY
+    host.write_file("/home/own.conf", dict(_files.owned("new\n"), uid=NOBODY, gid=NOBODY))
+    assert (home / "own.conf").read_text() == "new\n"
+    with pytest.raises(HostError) as e:     # a file of root's there: nobody could have pointed it anywhere
+        host.write_file("/home/roots.conf", _files.owned("x\n"))
+    assert "home is owned by uid 65534, not by root" in str(e.value)
+    with pytest.raises(HostError):          # nor planned: a file created there would be root's
+        host.file_state("/home/absent.conf")
+
+
+@pytest.mark.parametrize("current, written, edited", [
+    (_files.owned("a\n"), _files.owned("a\n"), False),                         # as the tune left it
+    (_files.owned("a\n", "0600"), _files.owned("a\n"), False),                 # a chmod is no edit of its bytes
+    (_files.owned("a\nb\n"), _files.owned("a\n"), True),                       # a hand edit
+    (_files.owned("made\n"), None, True),                                      # made where the tune removed one
+    (None, _files.owned("a\n"), False),                                        # removed by hand: nothing to keep
+    ({"link": "/x"}, _files.owned("a\n"), False),                              # a link holds no bytes to keep
+    (_files.with_notify(_files.owned("b\n"), "u.service"), _files.with_notify(_files.owned("a\n"), "u.service"), True),
+])
+def test_edited_compares_the_bytes_with_what_the_tune_wrote(current, written, edited):
+    assert _files.edited(current, written) is edited

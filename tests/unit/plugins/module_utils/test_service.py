@@ -52,12 +52,13 @@ def test_read_value(tmp_path, answers, value):
 
     def runner(argv):
         calls.append(argv[1:])
+        assert argv[2] == "--"   # the unit name is never read as an option
         rc, out = answers[argv[1]]
         return rc, out, ""
 
     host = Host(root=str(tmp_path), runner=runner, bin_path=lambda name: "/usr/bin/" + name)
     assert _service.read_value(host, "m.timer") == value
-    assert calls == [["is-enabled", "m.timer"], ["is-active", "m.timer"]]
+    assert calls == [["is-enabled", "--", "m.timer"], ["is-active", "--", "m.timer"]]
 
 
 def test_no_systemd_reads_nothing_and_reloads_nothing(tmp_path):

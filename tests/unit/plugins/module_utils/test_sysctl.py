@@ -241,3 +241,14 @@ def test_one_sysctl_in_dotted_and_slash_form_names_both(kernel, sysctls, names):
 def test_slash_form_swaps_dots_and_slashes_as_sysctl_d_says(key, canonical, path):
     assert _sysctl.normalize_key(key) == canonical
     assert _sysctl.proc_path(canonical) == path
+
+
+@pytest.mark.parametrize("key, code, words", [
+    ("net.ipv4.ip_default_ttl", 22, "(EINVAL: Invalid argument): out of the range or set of values it allows; "
+                                    "allowed: 1-255; it still holds '64'"),
+    ("net.core.somaxconn", 34, "(ERANGE: Numerical result out of range): out of the range or set of values it "
+                               "allows; it still holds '64'"),
+])
+def test_a_refused_value_names_key_value_errno_and_the_known_range(key, code, words):
+    msg = _sysctl.refused_message(key, "0", code, "64")
+    assert msg == "the kernel refused '0' for %s %s" % (key, words)

@@ -16,13 +16,13 @@ UNIT = "irqbalance.service"
 
 
 @pytest.mark.parametrize("tool, action, values, argv", [
-    (SYSTEMCTL, "is_enabled", {"unit": UNIT}, ["systemctl", "is-enabled", UNIT]),
-    (SYSTEMCTL, "is_active", {"unit": UNIT}, ["systemctl", "is-active", UNIT]),
-    (SYSTEMCTL, "enable", {"unit": UNIT}, ["systemctl", "enable", UNIT]),
-    (SYSTEMCTL, "disable", {"unit": UNIT}, ["systemctl", "disable", UNIT]),
-    (SYSTEMCTL, "start", {"unit": UNIT}, ["systemctl", "start", UNIT]),
-    (SYSTEMCTL, "stop", {"unit": UNIT}, ["systemctl", "stop", UNIT]),
-    (SYSTEMCTL, "try_restart", {"unit": UNIT}, ["systemctl", "try-restart", UNIT]),
+    (SYSTEMCTL, "is_enabled", {"unit": UNIT}, ["systemctl", "is-enabled", "--", UNIT]),
+    (SYSTEMCTL, "is_active", {"unit": UNIT}, ["systemctl", "is-active", "--", UNIT]),
+    (SYSTEMCTL, "enable", {"unit": UNIT}, ["systemctl", "enable", "--", UNIT]),
+    (SYSTEMCTL, "disable", {"unit": UNIT}, ["systemctl", "disable", "--", UNIT]),
+    (SYSTEMCTL, "start", {"unit": UNIT}, ["systemctl", "start", "--", UNIT]),
+    (SYSTEMCTL, "stop", {"unit": UNIT}, ["systemctl", "stop", "--", UNIT]),
+    (SYSTEMCTL, "try_restart", {"unit": UNIT}, ["systemctl", "try-restart", "--", UNIT]),
     (SYSTEMCTL, "list_jobs", {}, ["systemctl", "list-jobs", "--no-legend", "--plain"]),
     (SYSTEMCTL, "daemon_reload", {}, ["systemctl", "daemon-reload"]),
     (UDEVADM, "settle", {"timeout": 20}, ["udevadm", "settle", "--timeout=20"]),
@@ -43,7 +43,7 @@ def test_settle_timeout_must_be_whole_seconds():
 
 @pytest.mark.parametrize("tool, action, values, answer, message", [
     (SYSTEMCTL, "start", {"unit": UNIT}, (5, "", "Failed to start irqbalance.service: Unit irqbalance.service not found.\n"),
-     "systemctl start irqbalance.service failed (rc=5): Failed to start irqbalance.service: "
+     "systemctl start -- irqbalance.service failed (rc=5): Failed to start irqbalance.service: "
      "Unit irqbalance.service not found."),
     (UDEVADM, "settle", {"timeout": 10}, (1, "", "Timed out for waiting the udev queue being empty.\n"),
      "udevadm settle --timeout=10 failed (rc=1): Timed out for waiting the udev queue being empty."),
@@ -59,4 +59,4 @@ def test_failure_names_tool_and_argv(tmp_path, tool, action, values, answer, mes
 def test_unchecked_run_returns_the_answer(tmp_path):
     host, rec = host_answering(tmp_path, 3, "inactive\n", "")
     assert SYSTEMCTL.run(host, "is_active", unit=UNIT) == (3, "inactive\n", "")
-    assert rec.calls == [["/usr/sbin/systemctl", "is-active", UNIT]]
+    assert rec.calls == [["/usr/sbin/systemctl", "is-active", "--", UNIT]]

@@ -28,6 +28,9 @@ class Systemd(object):
 
     def __call__(self, argv):
         argv = [os.path.basename(argv[0])] + list(argv[1:])
+        if len(argv) == 4:   # every unit name comes after "--" (no name is read as an option)
+            assert argv[2] == "--", argv
+            argv = argv[:2] + argv[3:]
         self.calls.append(argv)
         assert argv[0] == "systemctl", argv
         if argv[1:] == ["daemon-reload"]:
@@ -169,6 +172,15 @@ BAD = [
     ({"stop": ["x;reboot"]}, "stop: 'x;reboot' is not a systemd unit name"),
     ({"stop": ["sshd"]}, "stop: sshd.service carries this connection (and the rollback's); allowed: units other than "
                          "ssh.service, sshd.service"),
+    ({"stop": ["-H.service"]}, "stop: '-H.service' is not a unit name this module accepts: it starts with '-', which "
+                               "systemctl would read as an option"),
+    ({"start": ["--root=/tmp"]}, "start: '--root=/tmp' is not a unit name this module accepts: it starts with '-'"),
+    ({"stop": ["NetworkManager"]}, "stop: NetworkManager.service carries the node's network (and so the Ansible "
+                                   "connection, now or after the next boot); allowed: units other than "
+                                   "systemd-networkd.service, networking.service, NetworkManager.service, or set "
+                                   "allow_network_stop: true"),
+    ({"disable": ["systemd-networkd"]}, "disable: systemd-networkd.service carries the node's network"),
+    ({"stop": ["sshd"], "allow_network_stop": True}, "stop: sshd.service carries this connection"),
     ({}, "stop, disable, start, enable: at least one unit is required (or release_scope"),
     ({"stop": "cups", "mode": "later"}, "value of mode must be one of: runtime, persist, both, got: later"),
 ]
@@ -418,6 +430,9 @@ class UnitFiles(object):
 
     def __call__(self, argv):
         argv = [os.path.basename(argv[0])] + list(argv[1:])
+        if len(argv) == 4:   # every unit name comes after "--" (no name is read as an option)
+            assert argv[2] == "--", argv
+            argv = argv[:2] + argv[3:]
         self.calls.append(argv)
         if argv[1:] == ["daemon-reload"]:
             self.reload()

@@ -145,12 +145,20 @@ def test_an_empty_call_with_a_scope_releases_everything_of_that_scope(lab):
     assert outside_journal(lab, lab.snapshot()) == outside_journal(lab, pristine)
 
 
-@pytest.mark.parametrize("call, field", [(sysctl, "sysctls"), (nic, "interfaces")])
+@pytest.mark.parametrize("call, field", [(nic, "interfaces")])
 def test_an_empty_call_without_a_scope_is_refused(lab, call, field):
     before = lab.snapshot()
     with pytest.raises(Failed) as e:
         call(lab, {} if field == "sysctls" else [])
     assert e.value.msg.startswith(field + ": at least one") and "release_scope" in e.value.msg
+    assert lab.snapshot() == before
+
+
+def test_an_empty_sysctls_without_a_scope_is_a_no_op(lab):
+    """Issue 30: an empty ``sysctls`` was an error; a user expects nothing to happen, and nothing is created."""
+    before = lab.snapshot()
+    out = sysctl(lab, {})
+    assert out["changed"] is False and out["changes"] == []
     assert lab.snapshot() == before
 
 
