@@ -10,13 +10,12 @@ prints JSON.
 """
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import (
-    ParseError, int_or_none, snake, split_field, split_lines)
+    ParseError, int_or_none, load_json_list, snake, split_field, split_lines)
 from ansible_collections.hpcnet.rdma.plugins.module_utils._runner import Tool
 
 # IB MTU enum (enum ib_mtu / ibv_mtu) -> bytes
@@ -178,12 +177,7 @@ def parse_rdma_link_json(text: str) -> List[Dict[str, Any]]:
     """Parse ``rdma -j link show`` (iproute2) into ``[{"device", "port", "state",
     "physical_state", "netdev", "netdev_index"}]``; ``netdev`` is None for InfiniBand ports."""
     tool = "rdma -j link"
-    try:
-        data = json.loads(text)
-    except (TypeError, ValueError) as exc:
-        raise ParseError("%s: malformed JSON: %s" % (tool, exc)) from None
-    if not isinstance(data, list):
-        raise ParseError("%s: expected a JSON list of links, got %s" % (tool, type(data).__name__))
+    data = load_json_list(text, tool, "links")
     out = []
     for index, item in enumerate(data):
         if not isinstance(item, dict) or not isinstance(item.get("ifname"), str) \
