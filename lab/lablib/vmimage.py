@@ -59,6 +59,11 @@ def data_mac(k: int) -> str:
     return f"52:54:00:a1:00:{k:02x}"
 
 
+def data1_mac(k: int) -> str:
+    """The second data NIC (QEMU's e1000e, an Intel 82574L): a second real driver with its own limits."""
+    return f"52:54:00:a2:00:{k:02x}"
+
+
 def data_address(k: int) -> str:
     """VMs 1-2 are pair 0, 3-4 pair 1, ...: 10.77.<pair>.<k>/24, as in the container lab."""
     return f"10.77.{(k - 1) // 2}.{k}/24"
@@ -114,6 +119,7 @@ def guest_files(pubkey: str) -> dict[str, tuple[int, str]]:
     head = GUEST_FILE_HEAD
     mgmt_macs = " ".join(mgmt_mac(k) for k in range(1, MAX_NODES + 1))
     data_macs = " ".join(data_mac(k) for k in range(1, MAX_NODES + 1))
+    data1_macs = " ".join(data1_mac(k) for k in range(1, MAX_NODES + 1))
     files = {
         "/etc/fstab": (0o644, "/dev/vda / ext4 rw,errors=remount-ro 0 1\n"),
         "/etc/hostname": (0o644, "hpcnet-vm\n"),  # the kernel's systemd.hostname=vmK wins at boot
@@ -131,6 +137,9 @@ def guest_files(pubkey: str) -> dict[str, tuple[int, str]]:
         "/etc/systemd/network/50-lab-data0.link": (0o644, head + "[Match]\nMACAddress=" + data_macs +
                                                    "\n\n[Link]\nName=data0\nMTUBytes=1500\n"
                                                    "RxBufferSize=256\nTxBufferSize=128\n"),
+        # data1 (e1000e) keeps the driver's own defaults: MTU 1500, rings 256 of 4096, rx-usecs 3.
+        "/etc/systemd/network/50-lab-data1.link": (0o644, head + "[Match]\nMACAddress=" + data1_macs +
+                                                   "\n\n[Link]\nName=data1\n"),
         "/etc/systemd/network/50-lab-mgmt0.network": (0o644, head + "[Match]\nName=mgmt0\n\n[Network]\n"
                                                       "DHCP=ipv4\nLinkLocalAddressing=no\nIPv6AcceptRA=no\n"),
     }

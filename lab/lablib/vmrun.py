@@ -6,11 +6,12 @@ ssh into one, stop exactly the recorded QEMU PIDs.
 
 Each VM: `-machine q35 -smp 2 -m 1024`, TCG (`tb-size=256`, `-cpu max`) unless KVM really works
 (not under PVM nested virtualisation: /sys/module/kvm_pvm), the host's Debian kernel booted directly
-(`-kernel/-initrd`), two virtio-net NICs named by MAC inside the guest:
+(`-kernel/-initrd`), three NICs named by MAC inside the guest:
   mgmt0  user-mode network (restrict=on: no way out), DHCP, sshd forwarded to 127.0.0.1:PORT and
          node_exporter (:9100) to 127.0.0.1:METRICS_PORT (host var lab_metrics_port)
   data0  socket backend, VM 2k-1 listens on 127.0.0.1:P, VM 2k connects: a point-to-point
          "data link" (host_mtu=9000, rx_queue_size=1024, MSI-X), 10.77.<pair>.<k>/24
+  data1  e1000e (a second real driver) on a user-mode network that reaches nothing; no address
 The serial console goes to lab/run/<run>/<vm>.console.log; the state (PIDs, ports) is
 lab/run/<run>/state.json.  The default run ("vm") writes inventories/lab-vm/hosts.yml.
 """
@@ -31,7 +32,7 @@ from typing import Any
 from . import inventory
 from .common import ROOT
 from .vmdiag import save_kallsyms
-from .vmimage import build_image, data_address, data_mac, image_dir, mgmt_mac, peer_of
+from .vmimage import build_image, data1_mac, data_address, data_mac, image_dir, mgmt_mac, peer_of
 from .vmstate import (DEFAULT_RUN, KEY_FILE, LOG, MARKER, MAX_NODES, QEMU, alive_word, load_state, our_qemu,
                       require_tools, run_dir, save_state, ssh_answers, ssh_base, state_file)
 
@@ -47,6 +48,10 @@ DATA_RX_QUEUE = 1024  # virtio-net: ethtool -g rx maximum = rx_queue_size; tx st
 # image baked with nic_tuning match: path (molecule/vm/bake.yml) matches it by that path at first boot.
 DATA_PCI_SLOT = 0x10
 DATA_ID_PATH = f"pci-0000:00:{DATA_PCI_SLOT:02x}.0"
+# A second data NIC of another real driver, QEMU's e1000e (82574L: rings up to 4096/4096, ethtool -C
+# rx-usecs, no channels), on a user-mode netdev that reaches nothing (restrict=on): the VM tier tunes
+# its MTU, rings and coalescing for real beside virtio's.  Fixed slot, as data0's.
+DATA1_PCI_SLOT = 0x11
 
 
 def choose_accel() -> tuple[str, list[str]]:
@@ -113,7 +118,9 @@ def qemu_argv(node: dict, image: Path, accel: list[str], peer_listens: bool | No
             "-netdev", f"user,id=mgmt,restrict=on,hostfwd=tcp:127.0.0.1:{node['ssh_port']}-:22"
             + (f",hostfwd=tcp:127.0.0.1:{node['metrics_port']}-:{NODE_EXPORTER_PORT}"
                if node.get("metrics_port") else ""),
-            "-device", f"virtio-net-pci,netdev=mgmt,mac={mgmt_mac(k)}"]
+            "-device", f"virtio-net-pci,netdev=mgmt,mac={mgmt_mac(k)}",
+            "-netdev", "user,id=data1,restrict=on",
+            "-device", f"e1000e,netdev=data1,mac={data1_mac(k)},addr={DATA1_PCI_SLOT:#x}"]
     if peer_listens is not None:
         mode = "connect" if peer_listens else "listen"
         argv += ["-netdev", f"socket,id=data,{mode}=127.0.0.1:{node['data_port']}",

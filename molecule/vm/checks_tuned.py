@@ -88,6 +88,29 @@ def test_link_file_persists_mtu_and_rings(host):
     assert "MACAddress=" not in body
 
 
+def coalesce(host, ifname):
+    """{'rx-usecs': .., ...} from `ethtool -c` (the lines of NAME: VALUE)."""
+    return dict((k.strip(), v.strip()) for k, _, v in (line.partition(":") for line in
+                host.check_output("ethtool -c %s" % ifname).splitlines()[1:]) if v.strip())
+
+
+def test_data1_e1000e_mtu_rings_and_coalescing(host):
+    """A second real driver, tuned for real: e1000e's own maxima (not virtio's), its fixed-usecs
+    coalescing, read back from the driver; before the tune it was at the driver's defaults."""
+    assert host.check_output("ethtool -i data1").splitlines()[0] == "driver: e1000e"
+    assert host.file("/sys/class/net/data1/mtu").content_string.strip() == "9000"
+    r = rings(host, "data1")
+    assert r["max"] == {"RX": "4096", "TX": "4096"}
+    assert r["current"] == {"RX": "2048", "TX": "1024"}
+    assert coalesce(host, "data1")["rx-usecs"] == "50"
+    before = pristine(host)["interfaces"]["data1"]
+    assert before["mtu"] == "1500" and "RX:\t\t256" in before["-g"].split("Current")[1]
+    body = host.file("/etc/systemd/network/10-hpcnet-rdma-data1.link").content_string
+    for line in ("Driver=e1000e", "Name=data1", "MTUBytes=9000", "RxBufferSize=2048", "TxBufferSize=1024",
+                 "RxCoalesceSec=50us"):
+        assert line + "\n" in body, body
+
+
 def test_management_nic_is_untouched(host):
     before = pristine(host)["interfaces"]["mgmt0"]
     assert host.file("/sys/class/net/mgmt0/mtu").content_string.strip() == before["mtu"] == "1500"

@@ -27,8 +27,10 @@ def check_dir(path: str) -> str:
 
 
 def write_run(path: str, run: Dict[str, Any]) -> str:
-    return _findings_report.write_text(os.path.join(path, run["run_id"] + ".json"),
-                                       json.dumps(run, indent=1, sort_keys=True) + "\n")
+    name = run["run_id"] + ".json"
+    if os.path.basename(name) != name or name.startswith("."):
+        raise ValueError("run_id %r is not a file name" % run["run_id"])   # started_at and label are validated
+    return _findings_report.write_text(os.path.join(path, name), json.dumps(run, indent=1, sort_keys=True) + "\n")
 
 
 class ActionModule(ActionBase):
@@ -42,6 +44,10 @@ class ActionModule(ActionBase):
         del validation
         opts = _benchrun.options(args["options"])
         errors = _benchrun.validate_options(opts)
+        if args["started_at"] is not None:
+            problem = _benchrun.timestamp_problem("started_at", args["started_at"])
+            if problem:
+                errors.append(problem)
         if args["stage"] == "validate":
             problem = check_dir(args["results_dir"])
             if problem:
@@ -63,12 +69,18 @@ class ActionModule(ActionBase):
                               msg="the benchmark cannot run: " + "; ".join(plan["problems"]))
             return result
         if not isinstance(args["plan"], dict) or "steps" not in args["plan"]:
-            result.update(failed=True, msg="plan: stage=store needs the plan stage=plan returned")
+            result.update(failed=True, msg="plan: stage=%s needs the plan stage=plan returned" % args["stage"])
+            return result
+        if args["stage"] == "retry":
+            again = _benchrun.retry_plan(args["plan"], args["results"], opts["tests"])
+            result.update(again, msg="run again, once: %s" % (
+                "; ".join("%s %s" % (t, ", ".join(again["pairs"][t])) for t in again["tests"]) or "nothing"))
             return result
         finished = now()
         started = args["started_at"] or finished
         run_id = "%s-%s" % (started.replace("-", "").replace(":", ""), opts["label"])
-        run = _benchrun.build_run(args["plan"], args["results"], opts, hosts, started, finished, run_id, args["logs"])
+        run = _benchrun.build_run(args["plan"], args["results"], opts, hosts, started, finished, run_id, args["logs"],
+                                  args["retried"], args["retried_logs"])
         path = None
         if not self._play_context.check_mode:
             problem = check_dir(args["results_dir"])

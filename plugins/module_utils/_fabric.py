@@ -5,8 +5,13 @@
 """Read-only fabric facts: RDMA devices and ports from sysfs, their netdevs, counters, IRQs.
 
 Everything comes from /sys and /proc (cheap file reads) plus at most one call of each checklist
-tool that is installed (``ibv_devinfo -v``, ``rdma -j link``, ``ibstat``, ``nvidia-smi topo -m``)
-and ``ethtool -g/-l/-S`` per reported interface.
+tool that is installed (``ibv_devinfo -v``, ``rdma -j link`` and ``rdma -j dev``, ``ibstat``,
+``nvidia-smi topo -m``) and ``ethtool -g/-l/-S`` per reported interface.
+
+Fail small: an RDMA device whose sysfs tree cannot be read is ``{"unreadable": reason, "ports": {}}``,
+a tool whose output cannot be read is ``{"error": reason}``, a device or CA a tool printed but the
+parser could not read is ``{"unreadable": reason}`` inside that tool's result; the rest is kept, and
+each unreadable part is a finding.
 """
 from __future__ import annotations
 
@@ -56,6 +61,14 @@ def rate_gbps(rate: Optional[str]) -> Optional[float]:
     """sysfs ``100 Gb/sec (4X EDR)`` -> 100.0."""
     m = re.match(r"^([\d.]+)\s*Gb/sec", rate or "")
     return float(m.group(1)) if m else None
+
+
+def rdma_device_or_unreadable(host: Host, name: str) -> Dict[str, Any]:
+    """:func:`rdma_device`, or ``{"unreadable": reason, "ports": {}}`` when its tree cannot be read."""
+    try:
+        return rdma_device(host, name)
+    except (HostError, ParseError, ValueError, OSError) as e:
+        return {"unreadable": "%s: %s" % (name, e), "ports": {}}
 
 
 def rdma_device(host: Host, name: str) -> Dict[str, Any]:
@@ -152,41 +165,70 @@ def host_counters(host: Host) -> Dict[str, Any]:
     return out
 
 
+# tool -> the (runner, action) calls it makes, each result under its own key ("rdma" also reads ``rdma dev``)
+COMMANDS = {
+    "ibv_devinfo": (("ibv_devinfo", _ibtools.IBV_DEVINFO, "verbose"),),
+    "rdma": (("rdma", _ibtools.RDMA, "links"), ("rdma_dev", _ibtools.RDMA, "devices")),
+    "ibstat": (("ibstat", _ibtools.IBSTAT, "show"),),
+    "nvidia-smi": (("nvidia-smi", _nvidia_smi.NVIDIA_SMI, "topo"),),
+}
+
+
+def run_tool(host: Host, runner: Any, action: str) -> Any:
+    """One tool call parsed; ``{"error": reason}`` when it fails or its output cannot be read (never raises)."""
+    argv, parser = runner.argv(action), runner.parsers[action]
+    try:
+        rc, text, err = host.run(argv)
+    except HostError as e:
+        return {"error": str(e)}
+    if rc != 0:
+        return {"error": " ".join((err or text).split())[-300:]}
+    try:
+        return parser(text)
+    except ParseError as e:
+        return {"error": str(e)}
+
+
 def tool_outputs(host: Host, wanted: List[str]) -> Dict[str, Any]:
     """Parsed output of each wanted checklist tool that is installed (None when it is not)."""
     out: Dict[str, Any] = {}
-    commands = {
-        "ibv_devinfo": (_ibtools.IBV_DEVINFO, "verbose"),
-        "rdma": (_ibtools.RDMA, "links"),
-        "ibstat": (_ibtools.IBSTAT, "show"),
-        "nvidia-smi": (_nvidia_smi.NVIDIA_SMI, "topo"),
-    }
     rdma_core_loaded = host.isdir("/sys/module/ib_core")
     for tool in wanted:
-        runner, action = commands[tool]
-        argv, parser = runner.argv(action), runner.parsers[action]
-        if host.which(argv[0]) is None:
-            out[tool] = None
-            continue
-        if tool != "nvidia-smi" and not rdma_core_loaded:
-            # the RDMA netlink socket these open would make the kernel load ib_core: facts change nothing
-            out[tool] = {"skipped": "ib_core is not loaded (no RDMA device); running %s would load it" % argv[0]}
-            continue
-        rc, text, err = host.run(argv)
-        if rc != 0:
-            out[tool] = {"error": " ".join((err or text).split())[-300:]}
-            continue
-        try:
-            out[tool] = parser(text)
-        except ParseError as e:
-            out[tool] = {"error": str(e)}
+        for key, runner, action in COMMANDS[tool]:
+            binary = runner.argv(action)[0]
+            if host.which(binary) is None:
+                out[key] = None
+            elif tool != "nvidia-smi" and not rdma_core_loaded:
+                # the RDMA netlink socket these open would make the kernel load ib_core: facts change nothing
+                out[key] = {"skipped": "ib_core is not loaded (no RDMA device); running %s would load it" % binary}
+            else:
+                out[key] = run_tool(host, runner, action)
     return out
+
+
+def unreadable_parts(outputs: Dict[str, Any]) -> List[str]:
+    """One sentence per tool that failed and per device/CA/link a tool printed but could not be read."""
+    found = []
+    for tool, result in sorted(outputs.items()):
+        if isinstance(result, dict) and "error" in result and len(result) == 1:
+            found.append("%s output unreadable: %s" % (tool, result["error"]))
+        elif isinstance(result, dict):
+            for name, part in sorted(result.items()):
+                if isinstance(part, dict) and "unreadable" in part:
+                    found.append("%s: %s unreadable: %s" % (tool, name, part["unreadable"]))
+        elif isinstance(result, list):
+            for part in result:
+                if isinstance(part, dict) and "unreadable" in part:
+                    found.append("%s: %s unreadable: %s" % (tool, part.get("device") or "an entry", part["unreadable"]))
+    return found
 
 
 def findings(facts: Dict[str, Any]) -> List[str]:
     """The classic checklist as sentences: ports down, MTU mismatches, drops, retransmits, pauses."""
     found = []
     for dev, info in sorted(facts["devices"].items()):
+        if "unreadable" in info:
+            found.append("%s: sysfs unreadable: %s" % (dev, info["unreadable"]))
         for port, p in sorted(info["ports"].items()):
             if p["state"] != "ACTIVE":
                 found.append("%s port %d is %s (%s)" % (dev, port, p["state"], p["phys_state"]))
@@ -207,6 +249,7 @@ def findings(facts: Dict[str, Any]) -> List[str]:
             if irqs["count"] > 1 and top > 0.9 * sum(irqs["per_cpu"]):
                 found.append("%s: %d%% of its queue interrupts land on one CPU (CPU %d)"
                              % (nd, int(100 * top / sum(irqs["per_cpu"])), irqs["per_cpu"].index(top)))
+    found.extend(unreadable_parts(facts.get("tools") or {}))
     net = facts["host"]
     if net["softnet"] and net["softnet"]["dropped"]:
         found.append("softnet backlog drops: %d (net.core.netdev_max_backlog too small?)" % net["softnet"]["dropped"])
@@ -216,16 +259,35 @@ def findings(facts: Dict[str, Any]) -> List[str]:
     return found
 
 
+def _readable(result: Any) -> Dict[str, Any]:
+    """The per-device entries of a tool result that were read (none when the tool failed or was skipped)."""
+    if not isinstance(result, dict) or set(result) & {"error", "skipped"}:
+        return {}
+    return dict((k, v) for k, v in result.items() if isinstance(v, dict) and "unreadable" not in v)
+
+
+def merge_tools(devices: Dict[str, Any], outputs: Dict[str, Any]) -> None:
+    """What the tools add to the sysfs view: the active MTU (``ibv_devinfo -v``); node type, firmware
+    and capabilities (``rdma dev``) where sysfs had none."""
+    for dev, info in _readable(outputs.get("ibv_devinfo")).items():
+        for port, p in (info.get("ports") or {}).items():
+            if dev in devices and port in devices[dev]["ports"]:
+                devices[dev]["ports"][port]["active_mtu"] = p["active_mtu"]
+    for dev, info in _readable(outputs.get("rdma_dev")).items():
+        if dev not in devices or "unreadable" in devices[dev]:
+            continue
+        if not devices[dev].get("node_type") and info.get("node_type"):
+            devices[dev]["node_type"] = info["node_type"]
+        if not devices[dev].get("fw_ver") and info.get("fw"):
+            devices[dev]["fw_ver"] = info["fw"]
+        devices[dev]["caps"] = info.get("caps")
+
+
 def gather(host: Host, interfaces: List[str], tools: List[str], ethtool: bool) -> Dict[str, Any]:
     ethtool = ethtool and host.which("ethtool") is not None
-    devices = dict((d, rdma_device(host, d)) for d in host.listdir(IB))
+    devices = dict((d, rdma_device_or_unreadable(host, d)) for d in host.listdir(IB))
     outputs = tool_outputs(host, tools)
-    verbose = outputs.get("ibv_devinfo")
-    if isinstance(verbose, dict) and not set(verbose) & {"error", "skipped"}:
-        for dev, info in verbose.items():
-            for port, p in info["ports"].items():
-                if dev in devices and port in devices[dev]["ports"]:
-                    devices[dev]["ports"][port]["active_mtu"] = p["active_mtu"]
+    merge_tools(devices, outputs)
     names = list(interfaces)
     for info in devices.values():
         for p in info["ports"].values():

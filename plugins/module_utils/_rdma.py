@@ -114,7 +114,8 @@ KMOD = _Kmod()
 def rdma_links(host: Host) -> List[Dict[str, Any]]:
     """``rdma -j link`` parsed; [] when ib_core is not loaded.  The tool is not even run then: opening
     the NETLINK_RDMA socket makes the kernel load ib_core (its net-pf-16-proto-20 alias), and a read
-    (check mode, status) must not load a module."""
+    (check mode, status) must not load a module.  Entries the parser could not read are left out
+    (they name no link this module could manage)."""
     if not host.isdir("/sys/module/ib_core"):
         return []
     rc, out, err = _ibtools.RDMA.run(host, "links")
@@ -123,7 +124,7 @@ def rdma_links(host: Host) -> List[Dict[str, Any]]:
         if "NETLINK_RDMA" in msg or is_not_supported(msg):
             return []
         raise HostError("rdma -j link show failed (rc=%d): %s" % (rc, msg))
-    return _ibtools.parse_rdma_link_json(out or "[]")
+    return [link for link in _ibtools.parse_rdma_link(out or "[]") if "unreadable" not in link]
 
 
 class _Rxe(object):

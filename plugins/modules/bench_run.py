@@ -21,17 +21,24 @@ description:
     device on its data interface (when a perftest test is asked for), a tool not installed - fails the task with
     one message naming each node and what it misses, before any server starts. With O(pings), a client that cannot
     ping its server's data address is such a problem too.
+  - O(stage=retry) takes the first pass's O(results) and returns, per test and host, only the clients a signal killed
+    (registered C(rc) below 0, as C(rc -11) for SIGSEGV) and the servers of their pairs (a perftest or C(iperf3 -s -1)
+    server serves one client and exits, so the role starts it again for the retry). A client that exited with an
+    error (C(rc) above 0) is not retried.
   - O(stage=store) parses every client's output (iperf3 C(-J); sockperf C(--full-log) raw samples; perftest
     C(--report_gbits) and C(-H) raw samples), computes p50/p90/p99/p99.9 from the raw samples (nearest rank), and
     writes the run as JSON (schema C(hpcnet.rdma.bench/1)) into O(results_dir), with each node's recorded profile,
     kernel, driver, firmware, MTU and RDMA device, and the time. M(hpcnet.rdma.bench_report) compares stored runs.
+    A client killed by a signal is one error naming the tool and the signal (C(ib_send_lat killed by SIGSEGV (rc -11))),
+    whatever it printed before; a pair O(retried) holds takes that second result, and every result records its
+    C(attempts) (1, or 2 with C(first_attempt), the first error).
 requirements:
   - None on the nodes.
 options:
   stage:
     description: What to do (see the description).
     type: str
-    choices: [validate, plan, store]
+    choices: [validate, plan, retry, store]
     default: plan
   options:
     description:
@@ -66,8 +73,19 @@ options:
       files, in the order of O(results).
     type: dict
     default: {}
+  retried:
+    description: With O(stage=store), host to test to the second pass's client results (registered loop results whose
+      C(item.pair) names the pair), for the pairs O(stage=retry) returned.
+    type: dict
+    default: {}
+  retried_logs:
+    description: With O(stage=store), host to test to the second pass's C(ansible.builtin.slurp) results, by C(item.pair).
+    type: dict
+    default: {}
   started_at:
-    description: With O(stage=store), when the benchmark started (ISO 8601, UTC); default now.
+    description: With O(stage=store), when the benchmark started, an ISO 8601 timestamp C(YYYY-MM-DDTHH:MM:SSZ)
+      (fractional seconds and a C(+HH:MM) offset allowed; anything else fails the task naming it, as it becomes part
+      of the run's file name); default now.
     type: str
   results_dir:
     description: The directory on the controller the run is written to (created when missing).
@@ -103,6 +121,20 @@ plan:
   type: dict
   sample: {"pairs": [{"id": "lab1->lab2", "client": "lab1", "server": "lab2", "address": "10.77.0.2"}],
            "tools": ["iperf3"], "packages": ["iperf3"], "problems": []}
+tests:
+  description: With O(stage=retry), the tests with a client to run again, in run order.
+  returned: when O(stage=retry)
+  type: list
+  elements: str
+steps:
+  description: With O(stage=retry), per test and host the servers and clients of the second pass (as RV(plan) has them).
+  returned: when O(stage=retry)
+  type: dict
+pairs:
+  description: With O(stage=retry), per test the pairs run again.
+  returned: when O(stage=retry)
+  type: dict
+  sample: {"ib_send_lat": ["vm1->vm2"]}
 run:
   description: With O(stage=store), the stored run (schema C(hpcnet.rdma.bench/1)).
   returned: when O(stage=store)
@@ -120,7 +152,7 @@ rows:
 """
 
 ARGUMENT_SPEC = dict(
-    stage=dict(type="str", choices=["validate", "plan", "store"], default="plan"),
+    stage=dict(type="str", choices=["validate", "plan", "retry", "store"], default="plan"),
     options=dict(type="dict", default={}),
     nodes=dict(type="dict", default={}),
     hosts=dict(type="list", elements="str"),
@@ -128,6 +160,8 @@ ARGUMENT_SPEC = dict(
     plan=dict(type="dict"),
     results=dict(type="dict", default={}),
     logs=dict(type="dict", default={}),
+    retried=dict(type="dict", default={}),
+    retried_logs=dict(type="dict", default={}),
     started_at=dict(type="str"),
     results_dir=dict(type="path", default="rdma-bench-results"),
 )

@@ -17,10 +17,17 @@ description:
     on O(servers[].listen) (or, without a port, is still running after a second). If one cannot
     start, the ones this call started are stopped and the task fails naming the server and why
     (a tool that is not installed is named).
-  - With O(state=stopped) stops every PID of O(pids) and every server recorded in O(run_dir)
-    (SIGTERM to its process group, SIGKILL after O(grace) seconds), and removes the run directory
-    with O(remove_dir). A PID whose start time no longer matches its record belongs to another
-    process now and is never signalled.
+  - With O(state=stopped) stops every server recorded in O(run_dir) (SIGTERM to its process group while it
+    still leads it, SIGKILL after O(grace) seconds), and with O(remove_dir) removes the pid and log files of
+    those servers and then the directory, when nothing else is in it. Only what a pid file in O(run_dir)
+    records is ever signalled, and only while that PID still has the recorded start time (field 22 of
+    C(/proc/PID/stat)) and its command line still starts with the recorded tool; a PID the kernel reused for
+    another process is never signalled, and a PID of O(pids) that no pid file records was not started here
+    and is never signalled either (it is returned in RV(unknown), with a warning).
+  - O(run_dir) must be trusted as the journal's directory is - owned by root, not writable by group or
+    others, not a symbolic link, its parents writable only by root (or sticky, like C(/tmp)) - or the task
+    fails naming why and nothing is started or signalled. The pid and log files are opened without following
+    a symbolic link; a planted link fails the task and its target is left untouched.
   - The role C(hpcnet.rdma.rdma_bench) starts the servers of each test on the data addresses and stops
     them in an C(always) block, so a failed benchmark leaves no server running. Nothing is journaled
     (nothing persists).
@@ -52,12 +59,13 @@ options:
         description: The TCP port the server listens on when ready; null waits one second instead.
         type: int
   pids:
-    description: PIDs to stop (O(state=stopped)), in addition to those recorded in O(run_dir).
+    description: PIDs to stop (O(state=stopped)); each must be recorded by a pid file in O(run_dir) (those servers
+      are stopped anyway), a PID no pid file records is never signalled and is returned in RV(unknown).
     type: list
     elements: int
     default: []
   run_dir:
-    description: Where the servers' pid and log files go (created with mode 0700).
+    description: Where the servers' pid and log files go (created with mode 0700; must be trusted, see above).
     type: path
     default: /run/hpcnet-rdma-bench
   timeout:
@@ -69,7 +77,8 @@ options:
     type: float
     default: 5.0
   remove_dir:
-    description: With O(state=stopped), also remove O(run_dir) and the logs in it.
+    description: With O(state=stopped), also remove the pid and log files of the servers recorded in O(run_dir), then
+      O(run_dir) itself when nothing else is in it (any other file is left, and the directory with it).
     type: bool
     default: false
 attributes:
@@ -115,6 +124,16 @@ gone:
   returned: always
   type: list
   elements: int
+unknown:
+  description: PIDs of O(pids) that no pid file in O(run_dir) records, never signalled (O(state=stopped)).
+  returned: always
+  type: list
+  elements: int
+removed:
+  description: The files (and the directory) O(remove_dir) removed, or would remove in check mode.
+  returned: always
+  type: list
+  elements: str
 """
 
 import re
@@ -168,19 +187,23 @@ def run(module) -> dict:
     if errors:
         module.fail_json(msg="; ".join(errors), errors=errors)
     if p["state"] == "started":
-        if module.check_mode:
-            return dict(changed=True, servers=[], stopped=[], gone=[])
         try:
+            if module.check_mode:
+                _benchproc.check_run_dir(p["run_dir"])
+                return dict(changed=True, servers=[], stopped=[], gone=[], unknown=[], removed=[])
             started = _benchproc.start(p["run_dir"], p["servers"], p["timeout"])
         except (RuntimeError, OSError) as e:
-            module.fail_json(msg=str(e), servers=[], stopped=[], gone=[])
-        return dict(changed=True, servers=started, stopped=[], gone=[])
+            module.fail_json(msg=str(e), servers=[], stopped=[], gone=[], unknown=[], removed=[])
+        return dict(changed=True, servers=started, stopped=[], gone=[], unknown=[], removed=[])
     try:
         res = _benchproc.stop(p["run_dir"], p["pids"], grace=p["grace"], check=module.check_mode,
                               remove_dir=p["remove_dir"])
     except (RuntimeError, OSError) as e:
-        module.fail_json(msg=str(e), servers=[], stopped=[], gone=[])
-    return dict(changed=bool(res["stopped"]), servers=[], stopped=res["stopped"], gone=res["gone"])
+        module.fail_json(msg=str(e), servers=[], stopped=[], gone=[], unknown=[], removed=[])
+    if res["unknown"]:
+        module.warn("pids %s: no pid file in %s records them - not started by bench_server there, never signalled"
+                    % (res["unknown"], p["run_dir"]))
+    return dict(changed=bool(res["stopped"] or res["removed"]), servers=[], **res)
 
 
 def main() -> None:

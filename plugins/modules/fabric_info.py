@@ -104,8 +104,11 @@ netns_mode:
 tools:
   description:
     - Parsed output of each checklist tool that was asked for; null when not installed, C({"error"}) when it
-      failed, C({"skipped"}) when ib_core is not loaded (the RDMA tools open the RDMA netlink socket, which
-      would make the kernel load ib_core, and facts change nothing).
+      failed or nothing of its output could be read, C({"skipped"}) when ib_core is not loaded (the RDMA tools
+      open the RDMA netlink socket, which would make the kernel load ib_core, and facts change nothing).
+    - C(rdma) reads C(rdma -j link) (key C(rdma)) and C(rdma -j dev) (key C(rdma_dev)).
+    - A device, CA or link a tool printed but could not be read is a dict whose key C(unreadable) holds the reason, inside that
+      tool's result; the others are kept, and each unreadable part is also a finding.
   returned: always
   type: dict
 findings:

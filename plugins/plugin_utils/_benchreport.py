@@ -97,26 +97,29 @@ def _fmt_change(c: Optional[float], better: Optional[bool]) -> str:
 
 
 def to_markdown(table: Dict[str, Any], plots: Optional[Dict[str, str]] = None) -> str:
-    runs = table["runs"]
+    """The tables in Markdown; every name and text from a run (labels, ids, pairs, profiles, errors) made inert
+    as the HTML report escapes it (``_findings_report.md_text``)."""
+    md = _findings_report.md_text
+    runs = [md(n) for n in table["runs"]]
     out = ["# Benchmark comparison", "",
            "Baseline: **%s**.  Changes are against the baseline; latency in microseconds (lower is better), "
            "bandwidth in Gbit/s (higher is better)." % runs[0], ""]
     out += ["| run | run id | started | profile(s) |", "|---|---|---|---|"]
     for name, rid, started, prof in zip(runs, table["run_ids"], table["started"], table["profiles"]):
-        out.append("| %s | %s | %s | %s |" % (name, rid, started or "-", ", ".join(prof)))
+        out.append("| %s | %s | %s | %s |" % (name, md(rid), md(started or "-"), md(", ".join(prof))))
     for test in table["tests"]:
-        out += ["", "## %s" % TITLES.get(test, test), ""]
+        out += ["", "## %s" % md(TITLES.get(test, test)), ""]
         head = ["pair", "metric"] + runs + ["change %s" % n for n in runs[1:]]
         out += ["| %s |" % " | ".join(head), "|%s" % ("---|" * len(head))]
         for row in [r for r in table["rows"] if r["test"] == test]:
             metric = "%s (%s)" % (row["metric"], row["unit"]) if row["unit"] else row["metric"]
-            cells = [row["pair"], metric] + [_fmt(v) for v in row["values"]] + \
+            cells = [md(row["pair"]), md(metric)] + [_fmt(v) for v in row["values"]] + \
                 [_fmt_change(c, b) for c, b in zip(row["changes"], row["better"])]
             out.append("| %s |" % " | ".join(cells))
         if plots and test in plots:
-            out += ["", "![%s](%s)" % (TITLES.get(test, test), os.path.basename(plots[test]))]
+            out += ["", "![%s](%s)" % (md(TITLES.get(test, test)), os.path.basename(plots[test]))]
     if table["errors"]:
-        out += ["", "## Errors in the runs", ""] + ["- %s: %s" % (n, e) for n, e in table["errors"]]
+        out += ["", "## Errors in the runs", ""] + ["- %s: %s" % (md(n), md(e)) for n, e in table["errors"]]
     return "\n".join(out) + "\n"
 
 

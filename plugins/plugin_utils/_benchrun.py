@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import datetime
 import json
 import re
+import signal
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchstats, _findings
@@ -224,11 +226,47 @@ def reach_problems(pings: Dict[str, Any], pairs: List[Dict[str, Any]]) -> List[s
 
 
 # ---------------------------------------------------------------------- the stored run
+_TIMESTAMP = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$")
+TIMESTAMP_FORM = "an ISO 8601 timestamp YYYY-MM-DDTHH:MM:SSZ (fractional seconds and a +HH:MM offset allowed)"
+
+
+def timestamp_problem(field: str, value: Any) -> Optional[str]:
+    """Why ``value`` is not an ISO 8601 timestamp (it becomes part of a file name), naming ``field``; else None."""
+    m = _TIMESTAMP.match(value) if isinstance(value, str) else None
+    if m:
+        try:
+            datetime.datetime(*[int(g) for g in m.groups()[:6]])
+            return None
+        except ValueError:
+            pass
+    return "%s: %r is not %s" % (field, value, TIMESTAMP_FORM)
+
+
+def killed_by(res: Any) -> Optional[str]:
+    """The signal that killed a client (its registered ``rc`` is negative: Python's subprocess, which Ansible's
+    command module uses, reports death by signal N as rc -N), as ``SIGSEGV``; None when it exited."""
+    rc = res.get("rc") if isinstance(res, dict) else None
+    if not isinstance(rc, int) or isinstance(rc, bool) or rc >= 0:
+        return None
+    try:
+        return signal.Signals(-rc).name
+    except ValueError:
+        return "signal %d" % -rc
+
+
 def parse_client(test: str, res: Dict[str, Any], full_log: Optional[str]) -> Dict[str, Any]:
-    """One client's registered command result (``rc``, ``stdout``, ``stderr``) -> the parsed result."""
+    """One client's registered command result (``rc``, ``stdout``, ``stderr``) -> the parsed result.
+
+    A client killed by a signal is one error naming the tool and the signal, whatever it printed before
+    it died (partial numbers are not a result)."""
     if res.get("skipped"):
         return {"error": "not run"}
     stdout, stderr = res.get("stdout") or "", res.get("stderr") or ""
+    sig = killed_by(res)
+    if sig:
+        tail = _benchstats._tail(stderr)
+        return {"error": "%s killed by %s (rc %s)%s" % (TOOL.get(test, test), sig, res["rc"], ": " + tail if tail else ""),
+                "signal": sig}
     if res.get("rc") is None and res.get("msg"):
         return {"error": str(res.get("msg"))}
     if test == "iperf3":
@@ -257,11 +295,51 @@ def decode_log(slurped: Any) -> Optional[str]:
         return None
 
 
+def retry_plan(the_plan: Dict[str, Any], results: Dict[str, Dict[str, List[Dict[str, Any]]]],
+               tests: List[str]) -> Dict[str, Any]:
+    """The second pass: per test and host only the clients a signal killed in the first pass, and the servers of
+    their pairs (a perftest or ``iperf3 -s -1`` server serves one client and exits, so a retry needs its server
+    started again).  A client that exited with an error (rc > 0) is not retried: it would fail the same way.
+    ``tests`` lists the tests with something to retry, in run order; ``pairs`` the pairs per test."""
+    steps: Dict[str, Dict[str, Dict[str, List[Dict[str, Any]]]]] = {}
+    pairs: Dict[str, List[str]] = {}
+    for test in tests:
+        per_host = the_plan["steps"].get(test) or {}
+        ports = []
+        for h, step in per_host.items():
+            got = (results.get(h) or {}).get(test) or []
+            for i, client in enumerate(step["clients"]):
+                if i < len(got) and killed_by(got[i]):
+                    ports.append(client["port"])
+                    pairs.setdefault(test, []).append(client["pair"])
+        if not ports:
+            continue
+        names = set("%s.%d" % (test, port) for port in ports)     # the plan names a server TEST.PORT
+        steps[test] = dict((h, {"servers": [srv for srv in step["servers"] if srv["name"] in names],
+                                "clients": [c for c in step["clients"] if c["port"] in ports]})
+                           for h, step in per_host.items())
+    return {"tests": [t for t in tests if t in steps], "steps": steps, "pairs": pairs}
+
+
+def _by_pair(items: Any) -> Dict[str, Dict[str, Any]]:
+    """Registered loop results keyed by their client's pair (``item.pair``)."""
+    out = {}
+    for res in items if isinstance(items, list) else []:
+        pair = (res.get("item") or {}).get("pair") if isinstance(res, dict) and isinstance(res.get("item"), dict) else None
+        if isinstance(pair, str):
+            out[pair] = res
+    return out
+
+
 def build_run(the_plan: Dict[str, Any], results: Dict[str, Dict[str, List[Dict[str, Any]]]], opts: Dict[str, Any],
               hosts: List[str], started_at: str, finished_at: str, run_id: str,
-              logs: Optional[Dict[str, Dict[str, List[Dict[str, Any]]]]] = None) -> Dict[str, Any]:
+              logs: Optional[Dict[str, Dict[str, List[Dict[str, Any]]]]] = None,
+              retried: Optional[Dict[str, Dict[str, List[Dict[str, Any]]]]] = None,
+              retried_logs: Optional[Dict[str, Dict[str, List[Dict[str, Any]]]]] = None) -> Dict[str, Any]:
     """The stored run.  ``results[host][test]`` = that host's client results in plan order; ``logs[host][test]``
-    the ``slurp`` results of the sockperf ``--full-log`` files, in the same order."""
+    the ``slurp`` results of the sockperf ``--full-log`` files, in the same order.  ``retried[host][test]`` (and
+    ``retried_logs``) are the second pass's results (:func:`retry_plan`), matched by ``item.pair``: a pair the
+    second pass ran takes that result, and every result records its ``attempts`` (1 or 2)."""
     run: Dict[str, Any] = {"schema": SCHEMA, "run_id": run_id, "label": opts["label"], "started_at": started_at,
                            "finished_at": finished_at, "hosts": hosts,
                            "options": dict((k, opts[k]) for k in sorted(DEFAULTS)),
@@ -275,9 +353,20 @@ def build_run(the_plan: Dict[str, Any], results: Dict[str, Dict[str, List[Dict[s
             planned = the_plan["steps"][test][h]["clients"]
             got = (results.get(h) or {}).get(test) or []
             slurped = ((logs or {}).get(h) or {}).get(test) or []
+            again = _by_pair(((retried or {}).get(h) or {}).get(test))
+            again_logs = _by_pair(((retried_logs or {}).get(h) or {}).get(test))
             for i, client in enumerate(planned):
                 res = got[i] if i < len(got) and isinstance(got[i], dict) else {"skipped": True}
-                parsed = parse_client(test, res, decode_log(slurped[i]) if i < len(slurped) else None)
+                first = None
+                if client["pair"] in again and killed_by(res):
+                    first = parse_client(test, res, None)["error"]
+                    res, log = again[client["pair"]], decode_log(again_logs.get(client["pair"]))
+                else:
+                    log = decode_log(slurped[i]) if i < len(slurped) else None
+                parsed = parse_client(test, res, log)
+                parsed["attempts"] = 2 if first else 1
+                if first:
+                    parsed["first_attempt"] = first
                 parsed["argv"] = client["argv"]
                 run["results"][test][client["pair"]] = parsed
                 if "error" in parsed:
@@ -305,7 +394,63 @@ class NotARun(ValueError):
     """A file that is not a stored benchmark run."""
 
 
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+# The fields of a pair's result the report reads, and what each must be (anything else is kept, never read).
+_RESULT_NUMBERS = ("gbits_received", "gbits_average", "retransmits")
+
+
+def _result_problem(res: Any, where: str) -> Optional[str]:
+    if not isinstance(res, dict):
+        return "%s is %s, not an object" % (where, type(res).__name__)
+    if "error" in res and not isinstance(res["error"], str):
+        return "%s.error is %s, not a string" % (where, type(res["error"]).__name__)
+    for key in _RESULT_NUMBERS:
+        if res.get(key) is not None and not _is_number(res[key]):
+            return "%s.%s: %r is not a number" % (where, key, res[key])
+    pct = res.get("percentiles")
+    if pct is not None:
+        if not isinstance(pct, dict):
+            return "%s.percentiles is %s, not an object" % (where, type(pct).__name__)
+        for k, v in pct.items():
+            if not re.match(r"^p\d+(\.\d+)?$", str(k)) or not _is_number(v):
+                return "%s.percentiles.%s: %r is not a number under a key pNN" % (where, k, v)
+    cdf = res.get("cdf")
+    if cdf is not None:
+        if not isinstance(cdf, list):
+            return "%s.cdf is %s, not a list" % (where, type(cdf).__name__)
+        for i, point in enumerate(cdf):
+            if not isinstance(point, list) or len(point) != 2 or not all(_is_number(x) for x in point):
+                return "%s.cdf[%d]: %r is not [percentile, value]" % (where, i, point)
+    return None
+
+
+def run_problem(data: Dict[str, Any]) -> Optional[str]:
+    """The first field of a stored run (its schema checked) that the report cannot read, named with its path."""
+    for key in ("label", "started_at", "finished_at"):
+        if data.get(key) is not None and not isinstance(data[key], str):
+            return "%s: %r is not a string" % (key, data[key])
+    for test, per_pair in data["results"].items():
+        if not isinstance(per_pair, dict):
+            return "results.%s is %s, not an object of pairs" % (test, type(per_pair).__name__)
+        for pair, res in per_pair.items():
+            problem = _result_problem(res, "results.%s[%s]" % (test, json.dumps(pair)))
+            if problem:
+                return problem
+    profiles = data.get("profiles")
+    if profiles is not None and (not isinstance(profiles, dict)
+                                 or not all(v is None or isinstance(v, str) for v in profiles.values())):
+        return "profiles: %r is not an object of profile names (or null)" % (profiles,)
+    errors = data.get("errors")
+    if errors is not None and (not isinstance(errors, list) or not all(isinstance(e, str) for e in errors)):
+        return "errors: %r is not a list of strings" % (errors,)
+    return None
+
+
 def check_run(data: Any, source: str) -> Dict[str, Any]:
+    """``data`` when it is a stored run the report can read, else NotARun naming ``source`` and the field."""
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise NotARun("%s is not a stored hpcnet.rdma benchmark run (no \"schema\": \"%s\"; write one with "
                       "playbooks/bench_rdma.yml)" % (source, SCHEMA))
@@ -313,6 +458,9 @@ def check_run(data: Any, source: str) -> Dict[str, Any]:
         if not isinstance(data.get(key), kind):
             raise NotARun("%s: a stored run needs %r (%s); it has %r"
                           % (source, key, kind.__name__, type(data.get(key)).__name__))
+    problem = run_problem(data)
+    if problem:
+        raise NotARun("%s: not a stored run the report can read: %s" % (source, problem))
     return data
 
 

@@ -75,9 +75,19 @@ def _value(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
 
 
+_MD_ESCAPES = {"&": "&amp;", "<": "&lt;", "\\": "\\\\", "|": "\\|", "`": "\\`", "*": "\\*", "[": "\\[",
+               "]": "\\]"}
+
+
+def md_text(text: Any) -> str:
+    """Text from a node as inert Markdown, on one line: no HTML (``&`` and ``<`` as entities, so no tag can
+    open), no link, image, code span or emphasis (``[ ] ` *`` escaped), pipes escaped for a table cell."""
+    return "".join(_MD_ESCAPES.get(c, c) for c in " ".join(_value(text).split()))
+
+
 def _md(text: Any) -> str:
-    """A Markdown table cell: pipes escaped, newlines flattened."""
-    return " ".join(_value(text).split()).replace("\\", "\\\\").replace("|", "\\|")
+    """A Markdown table cell (see md_text)."""
+    return md_text(text)
 
 
 def summary_line(report: Dict[str, Any]) -> str:
@@ -89,21 +99,22 @@ def summary_line(report: Dict[str, Any]) -> str:
 
 def to_markdown(report: Dict[str, Any]) -> str:
     lines = ["# RDMA fabric verify report", "",
-             "- generated: %s" % report["generated_at"],
-             "- hosts (%d): %s" % (len(report["hosts"]), ", ".join(report["hosts"])),
-             "- check families: %s" % ", ".join(report["families"]),
+             "- generated: %s" % md_text(report["generated_at"]),
+             "- hosts (%d): %s" % (len(report["hosts"]), md_text(", ".join(report["hosts"]))),
+             "- check families: %s" % md_text(", ".join(report["families"])),
              "- result: %s" % summary_line(report), ""]
     groups = classes(report["findings"])
     if not groups:
         lines += ["No findings.", ""]
     for rule, items in groups.items():
         family, _sev, meaning = _findings.RULES.get(rule, ("?", "?", ""))
-        lines += ["## %s `%s` (%s, %d)" % (items[0]["severity"], rule, family, len(items)), "", meaning, "",
+        lines += ["## %s `%s` (%s, %d)" % (md_text(items[0]["severity"]), rule.replace("`", "'"), md_text(family),
+                                             len(items)), "", md_text(meaning), "",
                   "| severity | nodes | finding | evidence | fix |", "|---|---|---|---|---|"]
         for f in items:
             evidence = "; ".join("%s %s = %s (%s)" % (e["node"], e["what"], _value(e["value"]), e["source"])
                                  for e in f["evidence"]) or "-"
-            lines.append("| %s | %s | %s | %s | %s |" % (f["severity"], _md(", ".join(f["nodes"])), _md(f["title"]),
+            lines.append("| %s | %s | %s | %s | %s |" % (_md(f["severity"]), _md(", ".join(f["nodes"])), _md(f["title"]),
                                                          _md(evidence), _md(f["fix"])))
         lines.append("")
     return "\n".join(lines)

@@ -89,7 +89,11 @@ def test_vm_image_hash_inputs_are_stable() -> None:
     # 49cfed0ca3fe: sockperf and prometheus-node-exporter joined the image (rdma_bench, rdma_metrics)
     assert common.digest([vmimage.ROOTFS_RECIPE]) == "49cfed0ca3fe"
     files = vmimage.guest_files("ssh-ed25519 AAAAtest lab")
-    assert hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:16] == "7cbf2833e4a1c5d4"
+    # 2e566ddd12c00800: 50-lab-data1.link names the second data NIC (e1000e) by its MAC
+    assert hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:16] == "2e566ddd12c00800"
+    assert files["/etc/systemd/network/50-lab-data1.link"][1].endswith(
+        "[Match]\nMACAddress=" + " ".join(vmimage.data1_mac(k) for k in range(1, vmimage.MAX_NODES + 1))
+        + "\n\n[Link]\nName=data1\n")
     assert files["/root/.ssh/authorized_keys"] == (0o600, "ssh-ed25519 AAAAtest lab\n")
     assert files["/etc/systemd/network/50-lab-data0-vm3.network"][1].endswith(
         "[Match]\nName=data0\nMACAddress=52:54:00:a1:00:03\n\n[Network]\nAddress=10.77.1.3/24\nIPv6AcceptRA=no\n")

@@ -25,9 +25,13 @@ def test_data_nic_sits_at_the_fixed_slot(index, peer_listens, data_nic):
     node = {"index": index, "name": f"vm{index}", "tag": f"t-vm{index}", "console": "/c", "qmp": "/q",
             "overlay": "/o.qcow2", "ssh_port": 2222, "data_port": 4444}
     argv = vmrun.qemu_argv(node, Path("/img"), [], peer_listens)
-    devices = [argv[i + 1] for i, a in enumerate(argv) if a == "-device" and "netdev=data" in argv[i + 1]]
+    devices = [argv[i + 1] for i, a in enumerate(argv) if a == "-device" and "netdev=data," in argv[i + 1]]
     assert [d.endswith(",addr=0x10") for d in devices] == ([True] if data_nic else [])
     assert vmrun.DATA_ID_PATH == "pci-0000:00:10.0"
+    # the second data NIC, another real driver, on every VM (it needs no peer)
+    second = [argv[i + 1] for i, a in enumerate(argv) if a == "-device" and "netdev=data1," in argv[i + 1]]
+    assert second == [f"e1000e,netdev=data1,mac=52:54:00:a2:00:{index:02x},addr=0x11"]
+    assert argv[argv.index(second[0]) - 3:argv.index(second[0]) - 1] == ["-netdev", "user,id=data1,restrict=on"]
 
 
 @pytest.mark.parametrize("disk, recorded", [

@@ -179,6 +179,30 @@ def spawn(root: str, steps: List[Dict[str, Any]], job_file: str) -> subprocess.P
                             stderr=subprocess.PIPE, env=env, text=True)
 
 
+def module_process(module: str, params: Dict[str, Any], check_mode: bool = False, env: Optional[Dict[str, str]] = None,
+                   timeout: float = 120) -> Dict[str, Any]:
+    """One module run as Ansible runs it: the module file in a fresh interpreter, its arguments in a JSON
+    file (``{"ANSIBLE_MODULE_ARGS": ...}``); the JSON it prints, with ``rc`` (for a module that acts on the
+    real host, as bench_server does, where a fake root tree cannot stand in)."""
+    fd, args_file = tempfile.mkstemp(prefix="hpcnet-args-", suffix=".json")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump({"ANSIBLE_MODULE_ARGS": dict(params, _ansible_check_mode=check_mode)}, f)
+    path = os.path.join(COLLECTIONS, "ansible_collections", "hpcnet", "rdma", "plugins", "modules", module + ".py")
+    environ = dict(os.environ, PYTHONPATH=os.pathsep.join([COLLECTIONS, os.environ.get("PYTHONPATH", "")]))
+    environ.update(env or {})
+    try:
+        proc = subprocess.run([sys.executable, path, args_file], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env=environ, text=True, timeout=timeout, check=False)
+    finally:
+        os.unlink(args_file)
+    try:
+        result = json.loads(proc.stdout)
+    except ValueError:
+        raise AssertionError("%s printed no JSON (rc %d): %s %s" % (module, proc.returncode, proc.stdout, proc.stderr))
+    result["rc"] = proc.returncode
+    return result
+
+
 def clone(template: str, dest: str) -> str:
     """A copy of a node tree with modes, and owners (copytree alone makes every file root's)."""
     shutil.copytree(template, dest, symlinks=True)

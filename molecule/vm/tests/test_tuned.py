@@ -7,6 +7,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # pylint: disable=wrong-import-position,unused-import
 from checks_tuned import (  # noqa: E402,F401
     test_data0_mtu_and_rings,
+    test_data1_e1000e_mtu_rings_and_coalescing,
     test_every_mpi_sysctl_is_persisted,
     test_every_mpi_sysctl_is_set_in_the_kernel,
     test_jumbo_frames_cross_the_data_link,

@@ -9,6 +9,8 @@ the same directory, as the textfile collector wants), OUTPUT (default
 /var/lib/prometheus/node-exporter/hpcnet_rdma.prom):
 
   hpcnet_rdma_port_state / _physical_state   per RDMA port (IB numbering: 4 = ACTIVE, 5 = LinkUp), label state
+  hpcnet_rdma_port_unreadable                 1 per RDMA port whose sysfs files could not be read (label reason);
+                                              the other ports are still reported
   hpcnet_rdma_port_counter_total              per port, sysfs counters/ (label counter)
   hpcnet_rdma_port_hw_counter_total           per port, sysfs hw_counters/ (out_of_buffer, rnr_nak_retry_err, ...)
   hpcnet_rdma_netdev_statistic_total          per data netdev, the error/drop/discard counters of statistics/
@@ -18,6 +20,11 @@ the same directory, as the textfile collector wants), OUTPUT (default
   hpcnet_rdma_irq_count, hpcnet_rdma_irq_cpus, hpcnet_rdma_irq_interrupts_total   the data NICs' IRQs and their CPUs
   hpcnet_rdma_profile_info                    the applied profile (/etc/hpcnet-rdma/profile.json) as labels
   hpcnet_rdma_bench_latency_microseconds / _bandwidth_gbits / _timestamp_seconds   the last stored bench run
+  hpcnet_rdma_bench_error                     1 per test and pair the last stored run holds an error for (a crashed
+                                              or failed tool; label signal names a signal that killed it), with
+  hpcnet_rdma_bench_attempts                  how many times that client ran (a tool killed by a signal is re-run once)
+  hpcnet_rdma_collector_source_success        per source (label source): 0 when it could not be read, or when a value
+                                              of it was not a number and was left out (the others are still written)
   hpcnet_rdma_collector_success, hpcnet_rdma_collector_duration_seconds
 
 ``--root`` prefixes every /sys and /proc path (tests use a fake tree).
@@ -68,6 +75,9 @@ class Metrics(object):
         self.order = []
 
     def add(self, name, kind, help_text, value, **labels):
+        """One sample; ValueError (nothing added) when ``value`` is not a number, so rendering never fails."""
+        if not _is_number(value) and not isinstance(value, bool):
+            raise ValueError("%s%r: %r is not a number" % (name, labels, value))
         if name not in self.families:
             self.families[name] = (kind, help_text, [])
             self.order.append(name)
@@ -83,6 +93,10 @@ class Metrics(object):
                 lab = ",".join('%s="%s"' % (k, _esc(v)) for k, v in sorted(labels.items()))
                 out.append("%s%s %s" % (name, "{%s}" % lab if lab else "", _num(value)))
         return "\n".join(out) + "\n"
+
+
+def _is_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def _num(v):
@@ -112,24 +126,41 @@ def rdma_ports(root):
     return out
 
 
+def collect_port(root, m, dev, port, netdevs, base):
+    """One port's state and counters; raises ValueError naming the file when a state file is garbled."""
+    labels = {"device": dev, "port": port, "netdev": ",".join(netdevs)}
+    for name, kind in (("state", "state"), ("phys_state", "physical_state")):
+        text = _read(root, "%s/%s" % (base, name))
+        if text is None:
+            continue
+        number, _sep, word = text.partition(":")
+        if _int(number.strip()) is None:
+            raise ValueError("%s/%s reads %r, not 'N: NAME'" % (base, name, text[:40]))
+        m.add("hpcnet_rdma_port_%s" % kind, "gauge",
+              "RDMA port %s (IB numbering; the label names it)" % kind.replace("_", " "),
+              _int(number.strip()), state=word.strip(), **labels)
+    for sub, family in (("counters", "hpcnet_rdma_port_counter_total"),
+                        ("hw_counters", "hpcnet_rdma_port_hw_counter_total")):
+        for counter in _ls(root, "%s/%s" % (base, sub)):
+            value = _int(_read(root, "%s/%s/%s" % (base, sub, counter)))
+            if value is None or counter in SKIP_HW:
+                continue
+            m.add(family, "counter", "RDMA port %s/ counter from sysfs" % sub, value, counter=counter,
+                  device=dev, port=port)
+
+
 def collect_ports(root, m):
+    """Every port, each on its own: a port that cannot be read is reported as unreadable (with the reason)
+    and the others are kept.  Returns True when every port was read."""
+    ok = True
     for dev, port, netdevs, base in rdma_ports(root):
-        labels = {"device": dev, "port": port, "netdev": ",".join(netdevs)}
-        for name, kind in (("state", "state"), ("phys_state", "physical_state")):
-            text = _read(root, "%s/%s" % (base, name)) or ""
-            number, _sep, word = text.partition(":")
-            if _int(number.strip()) is not None:
-                m.add("hpcnet_rdma_port_%s" % kind, "gauge",
-                      "RDMA port %s (IB numbering; the label names it)" % kind.replace("_", " "),
-                      _int(number.strip()), state=word.strip(), **labels)
-        for sub, family in (("counters", "hpcnet_rdma_port_counter_total"),
-                            ("hw_counters", "hpcnet_rdma_port_hw_counter_total")):
-            for counter in _ls(root, "%s/%s" % (base, sub)):
-                value = _int(_read(root, "%s/%s/%s" % (base, sub, counter)))
-                if value is None or counter in SKIP_HW:
-                    continue
-                m.add(family, "counter", "RDMA port %s/ counter from sysfs" % sub, value, counter=counter,
-                      device=dev, port=port)
+        try:
+            collect_port(root, m, dev, port, netdevs, base)
+        except Exception as e:  # one unreadable port must not hide the others
+            ok = False
+            m.add("hpcnet_rdma_port_unreadable", "gauge", "RDMA port whose sysfs files could not be read", 1,
+                  device=dev, port=port, reason=str(e)[:200])
+    return ok
 
 
 def data_netdevs(root, given):
@@ -273,51 +304,100 @@ def collect_profile(root, m, path):
               profile="none", digest="")
 
 
+_SIGNAL = re.compile(r"killed by (SIG[A-Z0-9]+)")
+
+
 def collect_bench(root, m, path):
+    """The last stored run; the values that are not numbers are left out and named (the source then counts as
+    failed), every other value is written."""
     run = _json(root, path)
+    if run is None:
+        return []
     if not isinstance(run, dict) or not isinstance(run.get("results"), dict):
-        return
+        return ["%s: not a stored benchmark run" % path]
+    bad = []
     for test, pairs in sorted(run["results"].items()):
-        for pair, res in sorted((pairs or {}).items()):
-            if not isinstance(res, dict) or "error" in res:
+        if not isinstance(pairs, dict):
+            bad.append("results.%s is not an object" % test)
+            continue
+        for pair, res in sorted(pairs.items()):
+            if not isinstance(res, dict):
+                bad.append("results.%s[%s] is not an object" % (test, pair))
                 continue
-            for key, value in sorted((res.get("percentiles") or {}).items()):
+            if _is_number(res.get("attempts")):
+                m.add("hpcnet_rdma_bench_attempts", "gauge", "How many times the client of the last stored benchmark run "
+                      "ran (a tool killed by a signal is re-run once)", res["attempts"], test=test, pair=pair)
+            if "error" in res:
+                sig = _SIGNAL.search(str(res["error"]))
+                m.add("hpcnet_rdma_bench_error", "gauge", "1 when the last stored benchmark run holds an error for the "
+                      "test and pair (label signal: the signal that killed the tool, if one did)", 1, test=test,
+                      pair=pair, signal=sig.group(1) if sig else "")
+                continue
+            pct = res.get("percentiles") or {}
+            for key, value in sorted(pct.items()) if isinstance(pct, dict) else [("percentiles", pct)]:
                 try:
                     q = float(key[1:]) / 100.0
                 except ValueError:
+                    q = None
+                if q is None or not _is_number(value):
+                    bad.append("results.%s[%s].percentiles.%s: %r" % (test, pair, key, value))
                     continue
                 m.add("hpcnet_rdma_bench_latency_microseconds", "gauge",
                       "Latency percentiles of the last stored benchmark run (from raw samples)", value,
                       test=test, pair=pair, quantile="%g" % q)
             for key in ("gbits_received", "gbits_average"):
-                if isinstance(res.get(key), (int, float)):
-                    m.add("hpcnet_rdma_bench_bandwidth_gbits", "gauge",
-                          "Bandwidth of the last stored benchmark run (Gbit/s)", res[key], test=test, pair=pair)
+                if key not in res:
+                    continue
+                if not _is_number(res[key]):
+                    bad.append("results.%s[%s].%s: %r" % (test, pair, key, res[key]))
+                    continue
+                m.add("hpcnet_rdma_bench_bandwidth_gbits", "gauge",
+                      "Bandwidth of the last stored benchmark run (Gbit/s)", res[key], test=test, pair=pair)
     finished = run.get("finished_at")
     if isinstance(finished, str):
         try:
             ts = calendar.timegm(time.strptime(finished, "%Y-%m-%dT%H:%M:%SZ"))
             m.add("hpcnet_rdma_bench_timestamp_seconds", "gauge", "When the last stored benchmark run finished", ts,
-                  run_id=run.get("run_id") or "", label=run.get("label") or "")
+                  run_id=str(run.get("run_id") or ""), label=str(run.get("label") or ""))
         except ValueError:
-            pass
+            bad.append("finished_at: %r" % finished)
+    return ["%s: not numbers, left out: %s" % (path, "; ".join(bad))] if bad else []
+
+
+SOURCES = ("ports", "netdevs", "softnet", "tcp", "irqs", "profile", "bench")
 
 
 def collect(root="/", interfaces=None, profile_file="/etc/hpcnet-rdma/profile.json",
-            bench_file="/var/lib/hpcnet-rdma-bench/last.json", ethtool=ethtool_stats):
+            bench_file="/var/lib/hpcnet-rdma-bench/last.json", ethtool=ethtool_stats, problems=None):
+    """The exposition text.  A source that raises, or returns problems, is marked failed
+    (hpcnet_rdma_collector_source_success 0, and collector_success 0); the other sources are still written.
+    ``problems`` (a list) receives what went wrong, for the log."""
     start = time.monotonic()
     m = Metrics()
-    ok = True
-    netdevs = data_netdevs(root, interfaces or [])
-    for step in (lambda: collect_ports(root, m), lambda: collect_netdevs(root, m, netdevs, ethtool),
-                 lambda: collect_softnet(root, m), lambda: collect_tcp(root, m),
-                 lambda: collect_irqs(root, m, netdevs), lambda: collect_profile(root, m, profile_file),
-                 lambda: collect_bench(root, m, bench_file)):
+    problems = [] if problems is None else problems
+    try:
+        netdevs = data_netdevs(root, interfaces or [])
+    except Exception as e:  # noqa: BLE001 - one broken source must not hide the others
+        netdevs = []
+        problems.append("netdevs: %s" % e)
+    steps = {"ports": lambda: [] if collect_ports(root, m) else ["a port could not be read (hpcnet_rdma_port_unreadable)"],
+             "netdevs": lambda: collect_netdevs(root, m, netdevs, ethtool),
+             "softnet": lambda: collect_softnet(root, m), "tcp": lambda: collect_tcp(root, m),
+             "irqs": lambda: collect_irqs(root, m, netdevs), "profile": lambda: collect_profile(root, m, profile_file),
+             "bench": lambda: collect_bench(root, m, bench_file)}
+    ok = {}
+    for name in SOURCES:
         try:
-            step()
-        except Exception:  # one broken source must not hide the others
-            ok = False
-    m.add("hpcnet_rdma_collector_success", "gauge", "Whether every source of hpcnet-rdma-metrics was read", ok)
+            found = steps[name]() or []
+        except Exception as e:  # noqa: BLE001 - one broken source must not hide the others
+            found = ["%s: %s: %s" % (name, type(e).__name__, e)]
+        problems.extend(found)
+        ok[name] = not found
+    for name in SOURCES:
+        m.add("hpcnet_rdma_collector_source_success", "gauge", "Whether a source of hpcnet-rdma-metrics was read "
+              "whole (0: it failed, or a value of it was not a number and was left out)", ok[name], source=name)
+    m.add("hpcnet_rdma_collector_success", "gauge", "Whether every source of hpcnet-rdma-metrics was read",
+          all(ok.values()))
     m.add("hpcnet_rdma_collector_duration_seconds", "gauge", "How long hpcnet-rdma-metrics took",
           round(time.monotonic() - start, 6))
     return m.render()
@@ -347,7 +427,10 @@ def main(argv=None):
     p.add_argument("--bench-file", default="/var/lib/hpcnet-rdma-bench/last.json")
     p.add_argument("--stdout", action="store_true", help="print instead of writing --output")
     a = p.parse_args(argv)
-    text = collect(a.root, [i for i in a.interfaces.split(",") if i], a.profile_file, a.bench_file)
+    problems = []
+    text = collect(a.root, [i for i in a.interfaces.split(",") if i], a.profile_file, a.bench_file, problems=problems)
+    for problem in problems:
+        sys.stderr.write("hpcnet-rdma-metrics: %s\n" % problem)
     if a.stdout:
         sys.stdout.write(text)
     else:

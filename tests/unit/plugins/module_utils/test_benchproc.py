@@ -30,13 +30,14 @@ def test_start_and_stop_by_pid(tmp_path):
     assert bp.alive(pid, started[0]["start_time"])
     assert os.stat(run_dir).st_mode & 0o777 == 0o700
     assert open(os.path.join(run_dir, "sleep.1.pid")).read().split() == [str(pid), started[0]["start_time"], "sleep"]
-    assert bp.stop(run_dir, [], check=True) == {"stopped": [pid], "gone": []}
+    assert bp.stop(run_dir, [], check=True) == {"stopped": [pid], "gone": [], "unknown": [], "removed": []}
     assert bp.alive(pid, None)                      # check mode signalled nothing
-    assert bp.stop(run_dir, [pid], grace=2) == {"stopped": [pid], "gone": []}
+    assert bp.stop(run_dir, [pid], grace=2) == {"stopped": [pid], "gone": [], "unknown": [], "removed": []}
     assert not bp.alive(pid, None)
     assert not os.path.exists(os.path.join(run_dir, "sleep.1.pid"))
-    assert bp.stop(run_dir, [pid], remove_dir=True) == {"stopped": [], "gone": [pid]}
-    assert not os.path.exists(run_dir)
+    # the pid file is gone: the PID is no longer this run's, and the log is not known any more either
+    assert bp.stop(run_dir, [pid], remove_dir=True) == {"stopped": [], "gone": [], "unknown": [pid], "removed": []}
+    assert os.listdir(run_dir) == ["sleep.1.log"]
 
 
 def test_waits_until_the_server_listens(tmp_path):
@@ -72,14 +73,33 @@ def test_a_failed_start_leaves_no_server(tmp_path, monkeypatch, servers, message
     assert pids == []                            # every pid file gone: everything started was stopped
 
 
+def test_start_stop_and_remove_dir(tmp_path):
+    run_dir = str(tmp_path / "run")
+    started = bp.start(run_dir, [{"name": "s", "argv": ["sleep", "60"], "listen": None}], timeout=5)
+    with open(os.path.join(run_dir, "other.txt"), "w") as f:
+        f.write("not the server's\n")
+    assert bp.stop(run_dir, [], remove_dir=True, check=True)["removed"] == [
+        os.path.join(run_dir, "s.pid"), os.path.join(run_dir, "s.log")]
+    res = bp.stop(run_dir, [], remove_dir=True, grace=1)
+    assert res["stopped"] == [started[0]["pid"]]
+    assert res["removed"] == [os.path.join(run_dir, "s.pid"), os.path.join(run_dir, "s.log")]
+    assert os.listdir(run_dir) == ["other.txt"]
+    os.unlink(os.path.join(run_dir, "other.txt"))
+    assert bp.stop(run_dir, [], remove_dir=True, check=True)["removed"] == [run_dir]
+    assert bp.stop(run_dir, [], remove_dir=True)["removed"] == [run_dir] and not os.path.exists(run_dir)
+
+
 def test_a_reused_pid_is_never_signalled(tmp_path):
     started = bp.start(str(tmp_path), [{"name": "s", "argv": ["sleep", "60"], "listen": None}], timeout=5)
     pid = started[0]["pid"]
     with open(os.path.join(str(tmp_path), "s.pid"), "w") as f:
         f.write("%d 1 sleep\n" % pid)            # the record says another start time: another process
-    assert bp.stop(str(tmp_path), [], grace=1) == {"stopped": [], "gone": [pid]}
+    assert bp.stop(str(tmp_path), [], grace=1) == {"stopped": [], "gone": [pid], "unknown": [], "removed": []}
     assert bp.alive(pid, None)
-    assert bp.stop(str(tmp_path), [pid], grace=1)["stopped"] == [pid]
+    # without its pid file, naming the PID does not make it this run's
+    assert bp.stop(str(tmp_path), [pid], grace=1) == {"stopped": [], "gone": [], "unknown": [pid], "removed": []}
+    assert bp.alive(pid, None)
+    assert bp.terminate({pid: (started[0]["start_time"], "sleep")}, grace=1) == []
 
 
 @pytest.mark.parametrize("stat, expected", [

@@ -22,7 +22,9 @@ def test_nvidia_smi_topo():
     assert topo["cpu_affinity"] == {"GPU0": "0-31,64-95", "GPU1": "32-63,96-127"}
     assert topo["numa_affinity"] == {"GPU0": "0", "GPU1": "1"}
     assert topo["nics"] == {"NIC0": "mlx5_0", "NIC1": "mlx5_1"}
-    with pytest.raises(ParseError, match="no tab-separated"):
+    assert topo["gpu_numa_id"] == {"GPU0": "N/A", "GPU1": "N/A"}
+    assert topo["gpu_nics"]["GPU0"] == {"mlx5_0": "PXB", "mlx5_1": "SYS"}
+    with pytest.raises(ParseError, match="no matrix rows"):
         _nvidia_smi.parse_nvidia_smi_topo("GPU0 GPU1\n")
 
 

@@ -218,7 +218,22 @@ def test_build_run_without_client_result_is_an_error():
     ('[1, 2]', "is not a stored hpcnet.rdma benchmark run"),
     ('{"schema": "hpcnet.rdma.bench/1", "run_id": "x", "results": [], "pairs": [], "nodes": {}}',
      "a stored run needs 'results' (dict); it has 'list'"),
-])
+] + [(json.dumps(dict({"schema": "hpcnet.rdma.bench/1", "run_id": "x", "pairs": [], "nodes": {}}, **run)),
+      "not a stored run the report can read: " + message) for run, message in [
+    ({"results": {"iperf3": []}}, "results.iperf3 is list, not an object of pairs"),
+    ({"results": {"iperf3": {"a->b": [1]}}}, 'results.iperf3["a->b"] is list, not an object'),
+    ({"results": {"iperf3": {"a->b": {"gbits_received": "fast"}}}}, 'results.iperf3["a->b"].gbits_received: \'fast\' '
+                                                                    "is not a number"),
+    ({"results": {"sockperf": {"a->b": {"percentiles": {"p99": None}}}}},
+     'results.sockperf["a->b"].percentiles.p99: None is not a number under a key pNN'),
+    ({"results": {"sockperf": {"a->b": {"percentiles": [1]}}}}, 'results.sockperf["a->b"].percentiles is list'),
+    ({"results": {"sockperf": {"a->b": {"cdf": [[50, "x"]]}}}}, 'results.sockperf["a->b"].cdf[0]: [50, \'x\'] is not '
+                                                               "[percentile, value]"),
+    ({"results": {"sockperf": {"a->b": {"error": {"x": 1}}}}}, 'results.sockperf["a->b"].error is dict, not a string'),
+    ({"results": {}, "label": 5}, "label: 5 is not a string"),
+    ({"results": {}, "errors": [{"x": 1}]}, "errors: [{'x': 1}] is not a list of strings"),
+    ({"results": {}, "profiles": {"n1": 3}}, "profiles: {'n1': 3} is not an object of profile names"),
+]])
 def test_load_run_refuses_what_is_not_a_run(tmp_path, content, message):
     path = tmp_path / "x.json"
     path.write_text(content)
@@ -237,3 +252,81 @@ def test_plan_does_not_change_its_input():
     before = copy.deepcopy(given)
     br.plan(given, ["n1", "n2"], OPTS)
     assert given == before
+
+
+@pytest.mark.parametrize("value, ok", [
+    ("2026-12-04T15:54:29Z", True), ("2026-12-04T15:54:29.123Z", True), ("2026-12-04T15:54:29+01:00", True),
+    ("../../../../tmp/x", False), ("2026-12-04T15:54:29Z/../../x", False), ("2026-13-04T15:54:29Z", False),
+    ("2026-02-30T00:00:00Z", False), ("2026-12-04 15:54:29", False), ("", False), (20261204, False),
+])
+def test_started_at_must_be_a_timestamp(value, ok):
+    problem = br.timestamp_problem("started_at", value)
+    assert (problem is None) is ok
+    if not ok:
+        assert problem == "started_at: %r is not an ISO 8601 timestamp YYYY-MM-DDTHH:MM:SSZ (fractional seconds and a " \
+                          "+HH:MM offset allowed)" % (value,)
+
+
+PARTIAL_LAT = fixture("ib_send_lat.rxe.H.txt")[:400]   # what a client printed before it died
+
+
+@pytest.mark.parametrize("test, res, error", [
+    ("ib_send_lat", {"rc": -11, "stdout": PARTIAL_LAT, "stderr": ""}, "ib_send_lat killed by SIGSEGV (rc -11)"),
+    ("ib_write_bw", {"rc": -9, "stdout": "", "stderr": "x\n y"}, "ib_write_bw killed by SIGKILL (rc -9): x y"),
+    ("iperf3", {"rc": -6, "stdout": "{}", "stderr": ""}, "iperf3 killed by SIGABRT (rc -6)"),
+    ("sockperf", {"rc": -200, "stdout": "", "stderr": ""}, "sockperf killed by signal 200 (rc -200)"),
+])
+def test_a_client_killed_by_a_signal_is_one_named_error(test, res, error):
+    out = br.parse_client(test, res, None)
+    assert out["error"] == error and set(out) == {"error", "signal"}
+
+
+@pytest.mark.parametrize("res, signal", [
+    ({"rc": -11}, "SIGSEGV"), ({"rc": 0}, None), ({"rc": 1}, None), ({"rc": None, "msg": "timeout"}, None),
+    ({"skipped": True}, None), ({"rc": True}, None), ("x", None),
+])
+def test_killed_by(res, signal):
+    assert br.killed_by(res) == signal
+
+
+def _lat_plan():
+    opts = br.options({"tests": ["ib_send_lat", "iperf3"], "pairing": "ring"})
+    return br.plan(nodes(3), ["n1", "n2", "n3"], opts), opts
+
+
+def test_retry_plan_reruns_only_the_clients_a_signal_killed_with_their_servers():
+    p, _opts = _lat_plan()
+    killed = {"rc": -11, "stdout": "", "stderr": ""}
+    results = {"n1": {"ib_send_lat": [killed], "iperf3": [{"rc": 1, "stdout": "", "stderr": "refused"}]},
+               "n2": {"ib_send_lat": [{"rc": 0, "stdout": fixture("ib_send_lat.rxe.H.txt"), "stderr": ""}]},
+               "n3": {}}
+    again = br.retry_plan(p, results, ["ib_send_lat", "iperf3"])
+    assert again["tests"] == ["ib_send_lat"] and again["pairs"] == {"ib_send_lat": ["n1->n2"]}   # rc 1: not retried
+    steps = again["steps"]["ib_send_lat"]
+    assert [c["pair"] for c in steps["n1"]["clients"]] == ["n1->n2"] and steps["n1"]["servers"] == []
+    assert steps["n2"]["clients"] == [] and [s["name"] for s in steps["n2"]["servers"]] == [
+        "ib_send_lat.%d" % steps["n1"]["clients"][0]["port"]]
+    assert steps["n3"] == {"servers": [], "clients": []}
+    assert br.retry_plan(p, {}, ["ib_send_lat", "iperf3"]) == {"tests": [], "steps": {}, "pairs": {}}
+
+
+@pytest.mark.parametrize("second, error, keys", [
+    # the retry succeeded: its numbers, two attempts, the first attempt's error kept
+    ({"rc": 0, "stdout": fixture("ib_send_lat.rxe.H.txt"), "stderr": ""}, None, {"percentiles", "first_attempt"}),
+    # killed again: one named error, two attempts
+    ({"rc": -11, "stdout": PARTIAL_LAT, "stderr": ""}, "ib_send_lat killed by SIGSEGV (rc -11)", {"first_attempt"}),
+])
+def test_build_run_takes_the_retry_and_records_attempts(second, error, keys):
+    p, opts = _lat_plan()
+    results = {"n1": {"ib_send_lat": [{"rc": -11, "stdout": PARTIAL_LAT, "stderr": ""}]},
+               "n2": {"ib_send_lat": [{"rc": 0, "stdout": fixture("ib_send_lat.rxe.H.txt"), "stderr": ""}]},
+               "n3": {"ib_send_lat": [{"rc": 1, "stdout": "", "stderr": "Couldn't connect"}]}}
+    retried = {"n1": {"ib_send_lat": [dict(second, item={"pair": "n1->n2"})]}}
+    run = br.build_run(p, results, dict(opts, tests=["ib_send_lat"]), ["n1", "n2", "n3"], "t0", "t1", "id",
+                       retried=retried)
+    first = run["results"]["ib_send_lat"]["n1->n2"]
+    assert first["attempts"] == 2 and keys <= set(first) and first.get("error") == error
+    assert first["first_attempt"] == "ib_send_lat killed by SIGSEGV (rc -11)"
+    assert run["results"]["ib_send_lat"]["n2->n3"]["attempts"] == 1 and "error" not in run["results"]["ib_send_lat"]["n2->n3"]
+    assert run["results"]["ib_send_lat"]["n3->n1"]["attempts"] == 1          # rc 1: never retried
+    assert [e.split(":")[0] for e in run["errors"]] == (["ib_send_lat n1->n2"] if error else []) + ["ib_send_lat n3->n1"]

@@ -41,14 +41,15 @@ def test_json_schema_keys():
     assert [f["severity"] for f in doc["findings"]] == ["error", "error", "warning", "info"]
 
 
-def test_markdown_one_table_per_class_worst_first_and_pipes_escaped():
+def test_markdown_one_table_per_class_worst_first_pipes_and_html_escaped():
     md = R.to_markdown(sample())
     heads = [line for line in md.splitlines() if line.startswith("## ")]
     assert heads == ["## error `consistency.mtu` (consistency, 1)", "## error `path_mtu.failed` (path_mtu, 1)",
                      "## warning `drift.irq` (drift, 1)", "## info `rdma.no_device` (checklist, 1)"]
     assert md.count("| severity | nodes | finding | evidence | fix |") == 4
     row = [line for line in md.splitlines() if line.startswith("| error | vm2 |")][0]
-    assert "1500 \\| <b>pipe</b>" in row and row.count(" | ") == 4
+    assert "1500 \\| &lt;b>pipe&lt;/b>" in row and row.count(" | ") == 4 and "<b>" not in md   # as inert as the HTML
+    assert "set nic.mtu &amp; re-run" in row
     assert "result: 2 error, 1 warning, 1 info; fail_on error: FAILED" in md
 
 
@@ -102,3 +103,15 @@ def test_the_action_spec_matches_the_rules():
     assert ARGUMENT_SPEC["formats"]["choices"] == list(R.NAMES)
     for option in ("retrans_ratio", "memlock", "device_mode"):
         assert ARGUMENT_SPEC[option]["default"] == F.DEFAULTS[option]
+
+
+@pytest.mark.parametrize("text, inert", [
+    ("<img src=x onerror=alert(1)>", "&lt;img src=x onerror=alert(1)>"),
+    ("[click](http://evil)", "\\[click\\](http://evil)"),
+    ("a | b `c` *d* e\\f", "a \\| b \\`c\\` \\*d\\* e\\\\f"),
+    ("mlx5_0 a->b &amp;", "mlx5_0 a->b &amp;amp;"),
+    ("two\nlines", "two lines"),
+    ({"k": "<v>"}, '{"k": "&lt;v>"}'),
+])
+def test_md_text_is_inert(text, inert):
+    assert R.md_text(text) == inert

@@ -106,13 +106,16 @@ def text(tmp_path):
     'hpcnet_rdma_bench_latency_microseconds{pair="n1->n2",quantile="0.999",test="sockperf"} 120.5',
     'hpcnet_rdma_bench_bandwidth_gbits{pair="n1->n2",test="iperf3"} 9.41',
     'hpcnet_rdma_bench_timestamp_seconds{label="mpi",run_id="r1"} 1796396400',
+    'hpcnet_rdma_bench_error{pair="n1->n2",signal="",test="ib_send_lat"} 1',
+    'hpcnet_rdma_collector_source_success{source="bench"} 1',
     'hpcnet_rdma_collector_success 1',
 ])
 def test_metric_lines(text, line):
     assert line in text.splitlines()
 
 
-@pytest.mark.parametrize("absent", ["lifespan", "rx_bytes", "tx_dropped\"} 0\nhpcnet_rdma_irq", "ib_send_lat", "timer"])
+@pytest.mark.parametrize("absent", ["lifespan", "rx_bytes", "tx_dropped\"} 0\nhpcnet_rdma_irq", "timer",
+                                    'latency_microseconds{pair="n1->n2",quantile="0.5",test="ib_send_lat"}'])
 def test_left_out(text, absent):
     assert absent not in text
 
@@ -155,6 +158,54 @@ def test_a_broken_source_does_not_hide_the_others(tmp_path):
     assert "hpcnet_rdma_tcp_retransmitted_segments_total 12" in text
 
 
+def test_one_unreadable_port_keeps_the_other_ports(tmp_path):
+    tree = dict(TREE)
+    tree["sys/class/infiniband/mlx5_0/ports/1/state"] = "ACTIVE\n"     # garbled: no "N: " prefix
+    tree["sys/class/infiniband/mlx5_0/ports/1/counters/port_rcv_data"] = "77\n"
+    text = collector.collect(make_tree(tmp_path, tree), [], ethtool=no_ethtool)
+    assert 'hpcnet_rdma_port_unreadable{device="mlx5_0",port="1",reason="/sys/class/infiniband/mlx5_0/ports/1/state ' \
+        "reads 'ACTIVE', not 'N: NAME'\"} 1" in text
+    assert 'hpcnet_rdma_port_state{device="rxe0",netdev="data0",port="1",state="ACTIVE"} 4' in text
+    assert 'hpcnet_rdma_port_counter_total{counter="port_rcv_data",device="rxe0",port="1"} 1000' in text
+    assert "hpcnet_rdma_collector_success 0" in text and "hpcnet_rdma_tcp_retransmitted_segments_total 12" in text
+
+
+@pytest.mark.parametrize("bench, lines, problem", [
+    ({"results": {"sockperf": {"n1->n2": {"percentiles": {"p50": "fast", "p99": 40.0}}},
+                  "iperf3": {"n1->n2": {"gbits_received": 9.41}}}},
+     ['hpcnet_rdma_bench_latency_microseconds{pair="n1->n2",quantile="0.99",test="sockperf"} 40.0',
+      'hpcnet_rdma_bench_bandwidth_gbits{pair="n1->n2",test="iperf3"} 9.41'],
+     "results.sockperf[n1->n2].percentiles.p50: 'fast'"),
+    ({"results": {"iperf3": {"n1->n2": {"gbits_received": [1]}, "n3->n4": {"gbits_received": 2.5}}}},
+     ['hpcnet_rdma_bench_bandwidth_gbits{pair="n3->n4",test="iperf3"} 2.5'], "results.iperf3[n1->n2].gbits_received: [1]"),
+    ({"results": {"ib_send_lat": {"vm1->vm2": {"error": "ib_send_lat killed by SIGSEGV (rc -11)", "attempts": 2}}}},
+     ['hpcnet_rdma_bench_error{pair="vm1->vm2",signal="SIGSEGV",test="ib_send_lat"} 1',
+      'hpcnet_rdma_bench_attempts{pair="vm1->vm2",test="ib_send_lat"} 2',
+      'hpcnet_rdma_collector_source_success{source="bench"} 1'], None),
+    ({"results": {"iperf3": "x"}}, [], "results.iperf3 is not an object"),
+    ("not json", [], "not a stored benchmark run"),
+])
+def test_a_broken_bench_value_is_left_out_and_named(tmp_path, bench, lines, problem):
+    tree = dict(TREE)
+    tree["var/lib/hpcnet-rdma-bench/last.json"] = bench if isinstance(bench, str) else json.dumps(bench)
+    problems = []
+    text = collector.collect(make_tree(tmp_path, tree), [], ethtool=no_ethtool, problems=problems)
+    for line in lines + ["hpcnet_rdma_tcp_retransmitted_segments_total 12"]:
+        assert line in text.splitlines()
+    ok = "1" if problem is None else "0"
+    assert 'hpcnet_rdma_collector_source_success{source="bench"} %s' % ok in text.splitlines()
+    assert "hpcnet_rdma_collector_success %s" % ok in text.splitlines()
+    assert 'hpcnet_rdma_collector_source_success{source="tcp"} 1' in text.splitlines()
+    assert (problem is None and problems == []) or problem in problems[0]
+
+
+def test_metrics_refuse_a_value_that_is_not_a_number():
+    m = collector.Metrics()
+    with pytest.raises(ValueError, match="hpcnet_rdma_x.*'fast' is not a number"):
+        m.add("hpcnet_rdma_x", "gauge", "x", "fast", a="b")
+    assert m.render() == "\n"
+
+
 def test_named_interfaces_and_atomic_write(tmp_path):
     root = make_tree(tmp_path / "root", TREE)
     out = tmp_path / "textfile" / "hpcnet_rdma.prom"
@@ -185,7 +236,8 @@ def test_grafana_dashboard_queries_only_metrics_the_collector_writes(text):
     assert used and used <= written, used - written
     # every family the collector writes is on the dashboard except the collector's own duration
     assert written - used == {"hpcnet_rdma_collector_duration_seconds", "hpcnet_rdma_port_physical_state",
-                              "hpcnet_rdma_bench_timestamp_seconds"}
+                              "hpcnet_rdma_bench_timestamp_seconds", "hpcnet_rdma_bench_error",
+                              "hpcnet_rdma_collector_source_success"}
     assert len(set(p["id"] for p in dash["panels"])) == len(dash["panels"])
 
 
