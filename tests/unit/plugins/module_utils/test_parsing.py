@@ -104,6 +104,8 @@ JSON_READERS = [
     ("tool", lambda t: _parsing.load_json_list(t, "tool", "links")),
     ("tool", lambda t: _parsing.load_json_object(t, "tool")),
     ("rdma -j link", _ibtools.parse_rdma_link_json),
+    ("rdma -j link", _ibtools.parse_rdma_link),
+    ("rdma -j dev", _ibtools.parse_rdma_dev),
     ("ip -j link", _iproute.parse_ip_link_json),
     ("ip -j addr", _iproute.parse_ip_addr_json),
     ("ip -j route get", _iproute.parse_ip_route_get_json),
