@@ -499,6 +499,8 @@ class Host:
             return json.loads(text)
         except ValueError as e:
             raise HostError("not JSON: %s" % e)
+        except RecursionError:
+            raise HostError("not JSON: %s is nested too deeply to read" % path) from None
 
     def write_proc(self, path: str, value: str) -> None:
         """Write one value to /proc or /sys (no temp file: these are not regular files)."""

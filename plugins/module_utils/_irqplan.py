@@ -163,7 +163,7 @@ def merged_policy(current: Any, entries: List[Dict[str, Any]]) -> List[Dict[str,
     entries replacing those of the same interface, then this call's new interfaces."""
     try:
         earlier = json.loads(_content(current) or "{}").get("interfaces") or []
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         earlier = []
     mine = dict((e["interface"], e) for e in entries)
     out = [mine.pop(e["interface"], e) for e in earlier if isinstance(e, dict) and e.get("interface")]

@@ -325,7 +325,7 @@ class Journal(object):
             return self._data
         try:
             data = json.loads(raw.decode("utf-8"))
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:
             raise JournalError(
                 "journal %s is corrupt (%s); it was left untouched: move it aside to start a new "
                 "journal, or restore it from a backup" % (self.path, e))

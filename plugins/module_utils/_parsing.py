@@ -73,18 +73,22 @@ def split_field(line: str) -> Optional[Tuple[str, str]]:
     return " ".join(label.lower().split()), value.strip()
 
 
-def _load_json(text: str, tool: str) -> Any:
+def load_json(text: str, tool: str) -> Any:
+    """The JSON value a tool printed; ParseError naming the tool when it is not text, not JSON, or
+    nested deeper than Python's JSON decoder can follow (it raises RecursionError, not ValueError)."""
     if not isinstance(text, str):
         raise ParseError("%s: expected JSON text, got %s" % (tool, type(text).__name__))
     try:
         return json.loads(text)
     except ValueError as exc:
         raise ParseError("%s: malformed JSON: %s" % (tool, exc)) from None
+    except RecursionError:
+        raise ParseError("%s: malformed JSON: nested too deeply to read (%d characters)" % (tool, len(text))) from None
 
 
 def load_json_list(text: str, tool: str, what: str) -> List[Dict[str, Any]]:
     """A JSON list of objects (``what`` names them in the error: "interfaces", "links")."""
-    data = _load_json(text, tool)
+    data = load_json(text, tool)
     if not isinstance(data, list):
         raise ParseError("%s: expected a JSON list of %s, got %s" % (tool, what, type(data).__name__))
     for index, item in enumerate(data):
@@ -94,7 +98,7 @@ def load_json_list(text: str, tool: str, what: str) -> List[Dict[str, Any]]:
 
 
 def load_json_object(text: str, tool: str) -> Dict[str, Any]:
-    data = _load_json(text, tool)
+    data = load_json(text, tool)
     if not isinstance(data, dict):
         raise ParseError("%s: expected a JSON object, got %s" % (tool, type(data).__name__))
     return data

@@ -127,12 +127,46 @@ current:
   returned: always
   type: dict
 irqs:
-  description: Per interface, its NUMA node, local CPUs, and for each queue IRQ its number, planned
-    cpulist and (after a real run) the kernel's effective affinity.
+  description:
+    - Per interface (keyed by its name), its NUMA node, local CPUs, driver and how its IRQs were read,
+      and for each queue IRQ its number, planned cpulist and (after a real run) the kernel's effective affinity.
   returned: when interfaces were inspected (not in mode=persist)
   type: dict
-  sample: {"data0": {"numa_node": -1, "local_cpus": "0-1",
+  sample: {"data0": {"numa_node": -1, "local_cpus": "0-1", "driver": "virtio_net", "driver_profile": "virtio_net",
+                     "other_irqs": ["virtio2-config"],
                      "assignments": {"virtio2-input.0": {"irq": 38, "cpus": "1", "effective": "1"}}}}
+  contains:
+    numa_node:
+      description: NUMA node of the NIC's PCI device, -1 when the platform reports none.
+      type: int
+      sample: 0
+    local_cpus:
+      description: CPUs local to the NIC (its C(local_cpulist)), or every online CPU when sysfs has none.
+      type: str
+      sample: "0-15"
+    driver:
+      description: Kernel driver bound to the interface's device; null when it has none (a virtual device).
+      type: str
+      sample: ena
+    driver_profile:
+      description:
+        - Which row of the driver table read the IRQ names - the driver's own name, or C(generic) for a driver
+          not in the table (read by the generic naming rules, never refused for lack of an entry).
+        - See C(docs/hardware.md) for the table.
+      type: str
+      sample: generic
+    other_irqs:
+      description:
+        - Names of the interface's MSI/MSI-X vectors not taken as queue IRQs, sorted - the known non-queue
+          vectors (async, mailbox, management, config, flow director, link) and any name no rule recognises.
+          Their affinity is left alone.
+      type: list
+      elements: str
+      sample: ["ena-mgmnt@pci:0000:00:05.0"]
+    assignments:
+      description: Per queue IRQ name, its number, the cpulist planned for it and (after a real run) the kernel's effective affinity.
+      type: dict
+      sample: {"ens5-Tx-Rx-0": {"irq": 27, "cpus": "0", "effective": "0"}}
 refused:
   description: IRQs whose new affinity the kernel refused (nothing changed for them), with the reason.
   returned: always

@@ -61,11 +61,167 @@ EXAMPLES = r"""
 
 RETURN = r"""
 interfaces:
-  description: Per interface - driver, backend, DCB support (and why not), trust, PFC priorities, DSCP map, ECN state.
+  description:
+    - Per selected interface (keyed by its name) - driver, backend, DCB support (and why not), trust, PFC priorities,
+      DSCP map, ECN state, ETS and receive buffers.
+    - An interface without DCB, or whose C(dcb)/C(mlnx_qos) output cannot be read, has only C(driver), C(backend),
+      C(dcb=false) and C(reason); it is also listed in RV(unsupported).
   returned: always
   type: dict
-  sample: {"ens1f0np0": {"driver": "mlx5_core", "backend": "dcb", "dcb": true, "trust": "dscp",
-           "trust_control": "implicit", "pfc": [3], "dscp_map": {"26": 3}, "ecn": null}}
+  sample: {"ens1f0np0": {"driver": "mlx5_core", "backend": "dcb", "dcb": true, "reason": null, "trust": "dscp",
+           "trust_control": "implicit", "pfc": [3], "dscp_map": {"26": 3}, "ecn": null, "priority": 3,
+           "cnp": {"dscp": 48, "priority": 6},
+           "ets": {"willing": false, "ets_cap": 8, "cbs": false, "prio_tc": [0, 1, 2, 3, 4, 5, 6, 7],
+                   "tc_tsa": ["ets", "ets", "ets", "ets", "ets", "ets", "ets", "ets"],
+                   "tc_bw": [13, 12, 12, 13, 12, 13, 12, 13], "pg_bw": null, "reco_prio_tc": null,
+                   "reco_tc_tsa": null, "reco_tc_bw": null},
+           "buffer": {"prio_buffer": [0, 0, 0, 1, 0, 0, 0, 0], "buffer_size": [130944, 130944, 0, 0, 0, 0, 0, 0],
+                      "total_size": 1027008}},
+           "data0": {"driver": "virtio_net", "backend": "dcb", "dcb": false, "reason": "Operation not supported"}}
+  contains:
+    driver:
+      description: Kernel driver of the interface, null for a virtual device.
+      type: str
+      sample: mlx5_core
+    backend:
+      description: Tool the DCB state was read with - C(dcb) or C(mlnx_qos).
+      type: str
+      sample: dcb
+    dcb:
+      description: Whether the DCB state could be read. False when the driver has no DCB or the tool's output cannot be read.
+      type: bool
+      sample: true
+    reason:
+      description:
+        - Why C(dcb) is false - the tool's answer (C(Operation not supported)), or C(unreadable) followed by the
+          parse error, naming the tool and the line, when its output cannot be read. Null when C(dcb) is true.
+      type: str
+      sample: "unreadable: mlnx_qos: no 'PFC configuration' with an 'enabled' row in output"
+    trust:
+      description: What the NIC classifies by - C(pcp), C(dscp), or the C(dcb apptrust) order joined by spaces.
+      type: str
+      returned: when C(dcb) is true
+      sample: dscp
+    trust_control:
+      description: Where the trust comes from - C(mlnx_qos), C(apptrust) (iproute2 6.3+) or C(implicit) (DSCP APP entries present).
+      type: str
+      returned: when C(dcb) is true
+      sample: implicit
+    pfc:
+      description: Priorities with PFC on.
+      type: list
+      elements: int
+      returned: when C(dcb) is true
+      sample: [3]
+    dscp_map:
+      description: DSCP (as a string key) to priority.
+      type: dict
+      returned: when C(dcb) is true
+      sample: {"26": 3}
+    ecn:
+      description:
+        - DCQCN state from sysfs (C(roce_np)/C(roce_rp) enable per priority, C(cnp_dscp), C(cnp_802p_prio)).
+        - Null when the driver has no C(ecn) directory in sysfs.
+      type: dict
+      returned: when C(dcb) is true
+      sample: {"roce_np": {"3": 1}, "roce_rp": {"3": 1}, "cnp_dscp": 48, "cnp_802p_prio": 6}
+    priority:
+      description: Priority the checked ToS lands in.
+      type: int
+      returned: when C(dcb) is true and the state is coherent (no finding names the interface)
+      sample: 3
+    cnp:
+      description: DSCP and priority of the congestion notification packets.
+      type: dict
+      returned: when C(dcb) is true and the state is coherent
+      sample: {"dscp": 48, "priority": 6}
+    ets:
+      description:
+        - ETS as C(dcb ets show) reads it, or as the C(mlnx_qos) report prints it (then only C(prio_tc), C(tc_tsa) and C(tc_bw)).
+          Every list has 8 entries, indexed by priority (C(prio_tc)) or traffic class; null where the tool printed nothing.
+        - C({readable, reason}) instead when C(dcb ets) failed or its output cannot be read (the rest of the interface is still read).
+      type: dict
+      returned: when C(dcb) is true
+      sample: {"prio_tc": [0, 0, 0, 3, 0, 0, 0, 0], "tc_tsa": ["ets", "strict", "strict", "ets", "strict", "strict", "strict", "strict"],
+               "tc_bw": [50, null, null, 50, null, null, null, null]}
+      contains:
+        prio_tc:
+          description: Traffic class of each priority 0..7.
+          type: list
+          elements: int
+        tc_tsa:
+          description:
+            - Transmission selection algorithm of each TC - C(strict), C(ets), C(cbs), C(vendor),
+              or as printed (C(???) for one C(dcb) does not know).
+          type: list
+          elements: str
+        tc_bw:
+          description: ETS bandwidth share of each TC in percent (null for a TC whose TSA has none, e.g. C(strict) in an C(mlnx_qos) report).
+          type: list
+          elements: int
+        willing:
+          description: DCBX willing bit (C(dcb) backend only; null when not printed).
+          type: bool
+        ets_cap:
+          description: Number of TCs that support ETS (C(dcb) backend only).
+          type: int
+        cbs:
+          description: Whether credit-based shaping is supported (C(dcb) backend only).
+          type: bool
+        pg_bw:
+          description: Priority-group bandwidth of the CEE interface, per group (C(dcb) backend only).
+          type: list
+          elements: int
+        reco_prio_tc:
+          description: Recommended priority to TC, from the peer (C(dcb) backend only).
+          type: list
+          elements: int
+        reco_tc_tsa:
+          description: Recommended TSA per TC (C(dcb) backend only).
+          type: list
+          elements: str
+        reco_tc_bw:
+          description: Recommended bandwidth share per TC (C(dcb) backend only).
+          type: list
+          elements: int
+        readable:
+          description: Present, and false, only when the ETS output could not be read; the other keys are then absent.
+          type: bool
+          sample: false
+        reason:
+          description: The tool's answer, or C(unreadable) followed by the parse error; present with C(readable) only.
+          type: str
+          sample: "unreadable: dcb ets show: no prio-tc, tc-tsa or tc-bw in output"
+    buffer:
+      description:
+        - Receive buffers as C(dcb buffer show) reads them, or as the C(mlnx_qos) report prints them; null when the
+          C(mlnx_qos) report prints no buffer line (MLNX_OFED 4.x).
+        - C({readable, reason}) instead when C(dcb buffer) failed or its output cannot be read.
+      type: dict
+      returned: when C(dcb) is true
+      sample: {"prio_buffer": [0, 0, 0, 1, 0, 0, 0, 0], "buffer_size": [130944, 130944, 0, 0, 0, 0, 0, 0], "total_size": 1027008}
+      contains:
+        prio_buffer:
+          description: Receive buffer of each priority 0..7 (null when not printed).
+          type: list
+          elements: int
+        buffer_size:
+          description:
+            - Size of each of the 8 receive buffers in bytes (null when not printed).
+            - The C(dcb) text form prints rounded sizes (C(10Kb)), so these are exact only to that rounding.
+          type: list
+          elements: int
+        total_size:
+          description: Total receive buffer size in bytes (C(total_size) or, since MLNX_OFED 23.10, C(max_buffer_size)); null when not printed.
+          type: int
+        readable:
+          description: Present, and false, only when the buffer output could not be read; the other keys are then absent.
+          type: bool
+          sample: false
+        reason:
+          description: The tool's answer, or C(unreadable) followed by the parse error; present with C(readable) only.
+          type: str
+          sample: "Operation not supported"
 rdma_ports:
   description: RDMA ports on the selected interfaces with link layer, state, active MTU, GID index and RDMA CM ToS/mode.
   returned: always

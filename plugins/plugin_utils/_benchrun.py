@@ -472,6 +472,6 @@ def load_run(path: str) -> Dict[str, Any]:
         raise NotARun("%s: cannot read it: %s" % (path, e.strerror or e))
     try:
         data = json.loads(text)
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:
         raise NotARun("%s is not a stored hpcnet.rdma benchmark run: not JSON (%s)" % (path, e))
     return check_run(data, path)

@@ -66,6 +66,8 @@ def parse_iperf3(text: str) -> Dict[str, Any]:
         data = json.loads(text)
     except ValueError:
         return {"error": "iperf3 printed no JSON: %s" % _tail(text)}
+    except RecursionError:
+        return {"error": "iperf3 printed JSON nested too deeply to read: %s" % _tail(text)}
     if not isinstance(data, dict):
         return {"error": "iperf3 printed no JSON object"}
     if data.get("error"):

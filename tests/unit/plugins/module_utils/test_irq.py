@@ -9,6 +9,7 @@ import json
 import os
 
 import pytest
+import yaml
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _irq, _irqplan
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import HostError
@@ -406,3 +407,10 @@ def test_irqbalance_environment_file(units, existing, os_release, expected):
 ])
 def test_merged_banned(current, names, expected):
     assert _irqplan.merged_banned(current, names) == expected
+
+
+def test_module_returns_only_documented_irq_keys(with_irqbalance):
+    """irq_affinity's per-interface ``irqs`` (driver, driver_profile, other_irqs ...) is what its RETURN documents."""
+    documented = set(yaml.safe_load(irq_affinity.RETURN)["irqs"]["contains"])
+    out = irq(with_irqbalance, check=True)["irqs"]
+    assert out and all({"driver", "driver_profile", "other_irqs"} <= set(i) == documented for i in out.values())

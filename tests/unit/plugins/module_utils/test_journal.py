@@ -76,6 +76,7 @@ def test_clear_removes_the_journal_file(host, tmp_path):
     (json.dumps({"schema": 1, "originals": {"k": 5}, "generations": [], "next_generation": 1}), "original of 'k'"),
     (json.dumps({"schema": 1, "originals": {}, "generations": [{"id": "x"}], "next_generation": 1}), "generation is malformed"),
     ("", "is corrupt"),
+    ("[" * 100000, "is corrupt"),      # deeper than json's decoder follows: RecursionError, not ValueError
 ])
 def test_corrupt_journal_is_a_clear_error_and_left_untouched(host, tmp_path, content, message):
     path = tmp_path / "var/lib/hpcnet-rdma/journal.json"

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _parsing
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _dcb, _ibtools, _iproute, _irqplan, _parsing
+from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 
 from ...conftest import fixture
 
@@ -89,3 +90,47 @@ def test_json_loading_errors(func, text, detail):
 def test_json_loading():
     assert _parsing.load_json_list('[{"a": 1}]', "tool", "links") == [{"a": 1}]
     assert _parsing.load_json_object('{"a": [1]}', "tool") == {"a": [1]}
+
+
+# --------------------------------------------------------------------------- JSON nested too deeply
+# json.loads raises RecursionError (not ValueError) for input nested deeper than the interpreter's
+# recursion limit: a truncated or garbled tool output of '[' or '{"a":' repeated.  Every JSON reader of
+# tool output says which tool printed it, like for any other malformed JSON.
+DEEP = ["[" * 100000, '{"a": ' * 100000, "[" * 100000 + "]" * 100000]
+
+
+JSON_READERS = [
+    ("tool", lambda t: _parsing.load_json(t, "tool")),
+    ("tool", lambda t: _parsing.load_json_list(t, "tool", "links")),
+    ("tool", lambda t: _parsing.load_json_object(t, "tool")),
+    ("rdma -j link", _ibtools.parse_rdma_link_json),
+    ("rdma -j link", _ibtools.parse_rdma_link),
+    ("rdma -j dev", _ibtools.parse_rdma_dev),
+    ("ip -j link", _iproute.parse_ip_link_json),
+    ("ip -j addr", _iproute.parse_ip_addr_json),
+    ("ip -j route get", _iproute.parse_ip_route_get_json),
+    ("dcb pfc show", _dcb.parse_dcb_pfc),
+    ("dcb app show", _dcb.parse_dcb_app_json),
+    ("dcb apptrust show", _dcb.parse_dcb_apptrust_json),
+    ("dcb ets show", _dcb.parse_dcb_ets),
+    ("dcb buffer show", _dcb.parse_dcb_buffer),
+    ("dcb maxrate show", _dcb.parse_dcb_maxrate),
+]
+
+
+@pytest.mark.parametrize("tool, read", JSON_READERS)
+@pytest.mark.parametrize("text", DEEP, ids=["array", "object", "closed-array"])
+def test_json_nested_too_deeply_is_a_parse_error_naming_the_tool(tool, read, text):
+    with pytest.raises(_parsing.ParseError, match="nested too deeply") as e:
+        read(text)
+    assert str(e.value).startswith(tool + ":") and len(str(e.value)) < 200
+
+
+def test_json_files_nested_too_deeply_are_the_readers_own_errors(tmp_path):
+    """Files the collection reads as JSON (the profile record) fail as an unreadable file, not a crash."""
+    (tmp_path / "profile.json").write_text("[" * 100000)
+    with pytest.raises(HostError, match="nested too deeply"):
+        Host(root=str(tmp_path)).read_json("/profile.json")
+    # the boot applier's policy file written by an earlier call: unreadable counts as no earlier entries
+    entry = {"interface": "data0", "policy": "local"}
+    assert _irqplan.merged_policy({"content": b"[" * 100000}, [entry]) == [entry]

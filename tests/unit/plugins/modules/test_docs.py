@@ -19,7 +19,7 @@ import yaml
 
 from ansible.utils.plugin_docs import get_docstring
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _journal, _spec
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _dcb, _journal, _qos, _spec
 
 COLLECTION = "hpcnet.rdma"
 PKG = "ansible_collections.hpcnet.rdma.plugins"
@@ -174,3 +174,32 @@ def test_argument_spec_copies_and_refuses_a_name_twice() -> None:
     assert _spec.MODE == before
     with pytest.raises(ValueError, match="'mode' is defined twice"):
         _spec.argument_spec({"mode": {"type": "str"}}, _spec.MODE)
+
+
+def returns_of(name: str) -> Dict[str, Any]:
+    return get_docstring(os.path.join(MODULES_DIR, name + ".py"), Fragments(), collection_name=COLLECTION,
+                         is_module=True)[2]
+
+
+def test_verify_info_documents_the_qos_interfaces_as_roce_qos_info_does() -> None:
+    """verify_info's ``qos`` is roce_qos_info's result: its per-interface keys (ets, buffer, ...) are documented
+    in both modules (RETURN has no doc fragments), and the copies must not drift apart."""
+    own = returns_of("roce_qos_info")["interfaces"]["contains"]
+    copied = returns_of("verify_info")["qos"]["contains"]["interfaces"]["contains"]
+    assert copied == own
+    assert sorted(returns_of("verify_info")["qos"]["contains"]) == sorted(returns_of("roce_qos_info"))
+
+
+def test_roce_qos_info_documents_every_ets_and_buffer_key() -> None:
+    """Every key ``dcb ets``/``dcb buffer`` and the ``mlnx_qos`` report give, and the unreadable form, is documented."""
+    contains = returns_of("roce_qos_info")["interfaces"]["contains"]
+    ets = _dcb.parse_dcb_ets("prio-tc 0:0 1:0 2:0 3:3 4:0 5:0 6:0 7:0\ntc-tsa 0:ets 1:strict 2:strict 3:ets 4:strict "
+                             "5:strict 6:strict 7:strict\ntc-bw 0:50 1:0 2:0 3:50 4:0 5:0 6:0 7:0\n")
+    buffer = _dcb.parse_dcb_buffer("prio-buffer 0:0 1:0 2:0 3:1 4:0 5:0 6:0 7:0\n"
+                                   "buffer-size 0:10Kb 1:10Kb 2:0b 3:0b 4:0b 5:0b 6:0b 7:0b\ntotal-size 1Mb\n")
+    mlnx = _qos._mlnx_ets({"tc": {0: {"tsa": "ets", "bw": 100}}, "prio_tc": {0: 0}})
+    unreadable = {"readable": False, "reason": "unreadable: x"}
+    for key, values in (("ets", (ets, mlnx, unreadable)), ("buffer", (buffer, unreadable))):
+        documented = set(contains[key]["contains"])
+        for value in values:
+            assert set(value) <= documented, (key, sorted(set(value) - documented))

@@ -10,6 +10,7 @@ import os
 import re
 
 import pytest
+import yaml
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _qosboot
 from ansible_collections.hpcnet.rdma.plugins.modules import roce_qos, roce_qos_info, tuning_state
@@ -578,3 +579,17 @@ def test_with_a_release_scope_a_second_tune_changes_nothing(lab):
     # every key but the parent directories of created files (the engine keeps those, as parents of managed files)
     kept = [k for k in first["previous"] if not k.startswith("dir:") or k.startswith("dir:/sys/kernel/config/")]
     assert kept and all(k in again["previous"] for k in kept)
+
+
+def test_info_returns_only_documented_interface_keys(tmp_path):
+    """What roce_qos_info returns per interface (supported and not) is what its RETURN documents."""
+    documented = set(yaml.safe_load(roce_qos_info.RETURN)["interfaces"]["contains"])
+    n = _node(tmp_path)
+    n.params = lab_mlnx(n)
+    n.params.update(FULL)
+    qos(n)
+    iface = info(n)["interfaces"]["ens1f0np0"]
+    assert {"ets", "buffer", "priority", "cnp"} <= set(iface) <= documented
+    v = _node(tmp_path / "vm")
+    lab_virtio(v)
+    assert set(info(v)["interfaces"]["data0"]) <= documented

@@ -330,3 +330,10 @@ def test_build_run_takes_the_retry_and_records_attempts(second, error, keys):
     assert run["results"]["ib_send_lat"]["n2->n3"]["attempts"] == 1 and "error" not in run["results"]["ib_send_lat"]["n2->n3"]
     assert run["results"]["ib_send_lat"]["n3->n1"]["attempts"] == 1          # rc 1: never retried
     assert [e.split(":")[0] for e in run["errors"]] == (["ib_send_lat n1->n2"] if error else []) + ["ib_send_lat n3->n1"]
+
+
+def test_load_run_refuses_json_nested_too_deeply(tmp_path):
+    path = tmp_path / "x.json"
+    path.write_text("[" * 100000)
+    with pytest.raises(br.NotARun, match="not JSON"):
+        br.load_run(str(path))

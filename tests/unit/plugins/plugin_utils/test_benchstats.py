@@ -72,6 +72,7 @@ def test_iperf3_captured():
     ("iperf3: error - unable to connect", "iperf3 printed no JSON: iperf3: error - unable to connect"),
     ("[]", "no JSON object"),
     ('{"end": {}}', "no end.sum_received.bits_per_second"),
+    ("[" * 100000, "iperf3 printed JSON nested too deeply to read"),
 ])
 def test_iperf3_errors(text, message):
     assert message in bs.parse_iperf3(text)["error"]
