@@ -19,15 +19,15 @@ import os
 import re
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _ethtool, _ibtools, _iproute, _irq, _nvidia_smi, _procnet
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _drivers, _ethtool, _ibtools, _iproute, _irq, _nvidia_smi, _procnet
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
 
 IB = "/sys/class/infiniband"
-# ethtool -S counters that mean trouble (errors, drops, discards, pause frames, buffer exhaustion)
-_TROUBLE = re.compile(r"(err|drop|discard|pause|out_of_buffer|crc|miss|timeout|fifo|over_?run|no_?buf)",
+# ethtool -S counters that mean trouble (errors, drops, discards, pause frames, buffer exhaustion; ena's
+# *_allowance_exceeded: packets queued or dropped at the instance's bandwidth/pps/conntrack limits)
+_TROUBLE = re.compile(r"(err|drop|discard|pause|out_of_buffer|crc|miss|timeout|fifo|over_?run|no_?buf|allowance_exceeded)",
                       re.IGNORECASE)
-_PER_QUEUE = re.compile(r"^(rx|tx|ch|xdp)\d+_|queue_\d+|_q\d+_|^rx-\d+|^tx-\d+")
 SYSFS_COUNTERS = ("rx_errors", "tx_errors", "rx_dropped", "tx_dropped", "rx_missed_errors",
                   "rx_crc_errors", "rx_fifo_errors", "tx_fifo_errors")
 RDMA_MODULES = ("ib_core", "ib_uverbs", "ib_umad", "rdma_cm", "rdma_ucm", "ib_ipoib", "mlx5_ib", "mlx4_ib",
@@ -109,10 +109,14 @@ def rdma_port(host: Host, base: str) -> Dict[str, Any]:
             "active_mtu": None}
 
 
-def select_counters(stats: Dict[str, int], per_queue: bool = False) -> Dict[str, int]:
-    """The error/drop/discard/pause counters of ``ethtool -S`` (per-queue ones only with ``per_queue``)."""
+def select_counters(stats: Dict[str, int], per_queue: bool = False, driver: Optional[str] = None) -> Dict[str, int]:
+    """The error/drop/discard/pause counters of ``ethtool -S`` (per-queue ones only with ``per_queue``).
+
+    Which counters are per queue is the driver table's answer (``_drivers.queue_counter``: bnxt_en's
+    ``[0]: rx_discards``, mlx5's ``rx0_``, ena's ``queue_0_`` ...); a driver not in it is read by the
+    generic shapes, which are all of them."""
     return dict((k, v) for k, v in sorted(stats.items())
-                if _TROUBLE.search(k) and (per_queue or not _PER_QUEUE.search(k)))
+                if _TROUBLE.search(k) and (per_queue or _drivers.queue_counter(k, driver) is None))
 
 
 def netdev(host: Host, name: str, interrupts: Dict[int, Dict[str, Any]], ethtool: bool) -> Dict[str, Any]:
@@ -132,7 +136,7 @@ def netdev(host: Host, name: str, interrupts: Dict[int, Dict[str, Any]], ethtool
         rc, out, _err = _ethtool.ETHTOOL.run(host, "stats", ifname=name)
         if rc == 0 and out.strip():
             try:
-                info["ethtool_counters"] = select_counters(_ethtool.parse_ethtool_stats(out))
+                info["ethtool_counters"] = select_counters(_ethtool.parse_ethtool_stats(out), driver=info["driver"])
             except ParseError:
                 info["ethtool_counters"] = None
     try:

@@ -240,14 +240,57 @@ def _cpus(text):
     return out
 
 
-# A NIC queue vector's name, as module_utils/_irq.py tells them (mlx5 comp, TxRx, virtio input/output, rx/tx/fp)
-_QUEUE_RE = re.compile(r"(comp\d+|TxRx-\d+|-(?:input|output)\.\d+$|-(?:rx|tx|fp)-\d+$|-rxtx-\d+$)")
+# How drivers name their MSI-X vectors: a copy of module_utils/_irq.py's IRQ_NAMING and GENERIC_IRQ_NAMING (this
+# script runs alone on the node and cannot import the collection; tests/unit/roles/rdma_metrics/test_collector.py
+# fails when the copies differ).  Per driver: (queue patterns, non-queue patterns); "{if}" is the interface name.
+IRQ_NAMING = {
+    "mlx5_core": ([r"^mlx5_comp(?P<q>\d+)(?:@|$)"], [r"^mlx5_(?:async|pages|cmd|page_fault|fw)"]),
+    "mlx4_en": ([r"^{if}-(?P<q>\d+)$", r"^mlx4-comp-(?P<q>\d+)@"], [r"^mlx4-async@"]),
+    "ice": ([r"^ice-{if}-TxRx-(?P<q>\d+)$"], [r":misc$"]),
+    "i40e": ([r"^i40e-{if}-TxRx-(?P<q>\d+)$"], [r":misc$", r":fdir-TxRx-\d+$"]),
+    "ixgbe": ([r"^{if}-TxRx-(?P<q>\d+)$"], [r"^{if}$"]),
+    "igb": ([r"^{if}-(?:TxRx|rx|tx)-(?P<q>\d+)$"], [r"^{if}$"]),
+    "e1000e": ([r"^{if}-(?:rx|tx)-(?P<q>\d+)$"], [r"^{if}$"]),
+    "bnxt_en": ([r"^{if}-(?:TxRx|rx|tx)-(?P<q>\d+)$"], []),
+    "bnx2": ([r"^{if}-(?P<q>\d+)$"], []),
+    "bnx2x": ([r"^{if}-fp-(?P<q>\d+)$"], [r"^{if}$"]),
+    "tg3": ([r"^{if}-(?:txrx|tx|rx)-(?P<q>\d+)$"], [r"^{if}$"]),
+    "ena": ([r"^{if}-Tx-Rx-(?P<q>\d+)$"], [r"^ena-mgmnt@"]),
+    "gve": ([r"^gve-ntfy-blk(?P<q>\d+)@", r"-ntfy-block\.(?P<q>\d+)$"], [r"^gve-mgmnt@"]),
+    "virtio_net": ([r"^virtio\d+-(?:input|output)\.(?P<q>\d+)$"], [r"^virtio\d+-(?:config|control)$"]),
+}
+GENERIC_IRQ_NAMING = (
+    [r"(?:^|[-_])comp(?P<q>\d+)(?:@|$)", r"-TxRx-(?P<q>\d+)$", r"-Tx-Rx-(?P<q>\d+)$",
+     r"-(?:rx|tx|txrx|rxtx|fp)-(?P<q>\d+)$", r"-(?:input|output)\.(?P<q>\d+)$", r"ntfy-blk(?P<q>\d+)@",
+     r"-ntfy-block\.(?P<q>\d+)$", r"^mlx4-comp-(?P<q>\d+)@", r"^{if}-(?P<q>\d+)$"],
+    [r"[:-]misc$", r":fdir-", r":mbx$", r"^mlx5_(?:async|pages|cmd|page_fault|fw)", r"-mgmnt@", r"-async@",
+     r"^virtio\d+-(?:config|control)$", r"^{if}$"],
+)
 
 
-def _queue_irq(actions):
-    """Whether the last field of a /proc/interrupts row (the IRQ's name) is a queue vector's."""
+def _naming(driver, ifname):
+    """(queue regexes, non-queue regexes) for the driver: its own patterns first, then the generic ones (as _irq)."""
+    own = IRQ_NAMING.get(driver, ([], []))
+    return tuple([re.compile(r.replace("{if}", re.escape(ifname))) for r in own[i] + GENERIC_IRQ_NAMING[i]]
+                 for i in (0, 1))
+
+
+def _queue_irq(actions, naming):
+    """Whether the last field of a /proc/interrupts row (the IRQ's name) is a queue vector's, as
+    module_utils/_irq.py's irq_role tells it: a non-queue pattern first (i40e's fdir-TxRx), then a queue one."""
     name = (actions.split() or [""])[-1]
-    return bool(_QUEUE_RE.search(name.split("@")[0]))
+    queue, other = naming
+    if any(rx.search(name) for rx in other):
+        return False
+    return any(rx.search(name) for rx in queue)
+
+
+def _driver(root, ifname):
+    """The kernel driver bound to the netdev's device (basename of device/driver), None for a virtual one."""
+    try:
+        return os.path.basename(os.readlink(root.rstrip("/") + "/sys/class/net/%s/device/driver" % ifname))
+    except OSError:
+        return None
 
 
 def collect_irqs(root, m, netdevs):
@@ -260,12 +303,14 @@ def collect_irqs(root, m, netdevs):
             fields = rest.split()
             rows[int(head)] = ([_int(x) or 0 for x in fields[:ncpu]], " ".join(fields[ncpu:]))
     for ifname in netdevs:
-        # the device's MSI-X vectors (virtio-net: its parent PCI device's), queue vectors only - as
-        # hpcnet.rdma.irq_affinity picks them (module_utils/_irq.py) - and any IRQ named after the netdev
+        # the device's MSI-X vectors (virtio-net: its parent PCI device's) and any IRQ named after the netdev,
+        # queue vectors only - as hpcnet.rdma.irq_affinity picks them (module_utils/_irq.py, per driver)
+        naming = _naming(_driver(root, ifname), ifname)
         msi = _ls(root, "/sys/class/net/%s/device/msi_irqs" % ifname) or \
             _ls(root, "/sys/class/net/%s/device/../msi_irqs" % ifname)
-        irqs = set(i for i in (_int(x) for x in msi) if i in rows and _queue_irq(rows[i][1]))
-        irqs |= set(n for n, (_c, name) in rows.items() if re.search(r"\b%s\b" % re.escape(ifname), name))
+        irqs = set(i for i in (_int(x) for x in msi) if i in rows and _queue_irq(rows[i][1], naming))
+        irqs |= set(n for n, (_c, name) in rows.items()
+                    if re.search(r"\b%s\b" % re.escape(ifname), name) and _queue_irq(name, naming))
         irqs = sorted(i for i in irqs if i in rows)
         cpus = set()
         per_cpu = [0] * ncpu

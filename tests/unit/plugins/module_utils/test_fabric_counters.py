@@ -18,7 +18,6 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils import _drivers, _etht
 from ...conftest import FakeNic, FakeNode
 from ...fixtures.real import real_capture
 
-pytestmark = pytest.mark.xfail(strict=False, reason="needs the _fabric.py patch")
 
 # (capture, driver, per-ring trouble counters that must be left out, device trouble counters that must stay)
 CASES = [

@@ -14,6 +14,11 @@ import re
 
 import pytest
 
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _irq
+
+from ...fixtures.real import real_capture
+from ...plugins.module_utils import test_irq_real
+
 SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "rdma_metrics", "files",
                       "hpcnet-rdma-metrics.py")
 spec = importlib.util.spec_from_file_location("hpcnet_rdma_metrics", SCRIPT)
@@ -267,6 +272,44 @@ def test_virtio_queue_irqs_are_on_the_parent_pci_device(tmp_path):
 
 
 def test_queue_vectors_are_told_apart_as_the_irq_module_does():
-    """The collector runs alone on the node (no collection there); its queue-name pattern is module_utils/_irq's."""
-    from ansible_collections.hpcnet.rdma.plugins.module_utils import _irq
-    assert collector._QUEUE_RE.pattern == _irq._QUEUE_RE.pattern
+    """The collector runs alone on the node (no collection there); its IRQ naming table is a copy of
+    module_utils/_irq's (IRQ_NAMING, GENERIC_IRQ_NAMING): a row added there and not here fails here."""
+    assert collector.IRQ_NAMING == _irq.IRQ_NAMING
+    assert collector.GENERIC_IRQ_NAMING == _irq.GENERIC_IRQ_NAMING
+
+
+@pytest.mark.parametrize("path,driver,ifname,irqs,header,expected", test_irq_real.CASES,
+                         ids=["%s-%s" % (c[0], c[1]) for c in test_irq_real.CASES])
+def test_queue_vectors_of_real_captures_as_irq_affinity_sees_them(path, driver, ifname, irqs, header, expected):
+    """On every vector of the real /proc/interrupts captures, with the driver and without it (generic rules),
+    the collector takes as a queue exactly what _irq.irq_role does."""
+    ints = _irq.parse_interrupts((header or "") + real_capture(path))
+    names = [ints[n]["name"] for n in irqs if n in ints]
+    assert names
+    for drv in (driver, None):
+        naming = collector._naming(drv, ifname)
+        assert [collector._queue_irq(n, naming) for n in names] == [_irq.irq_role(n, drv, ifname)[0] == "queue"
+                                                                    for n in names]
+
+
+@pytest.mark.parametrize("driver, vectors, queues", [
+    # gve: the notify blocks are not named after the netdev; the management vector is not a queue
+    ("gve", {24: "gve-mgmnt@pci:0000:00:04.0", 25: "gve-ntfy-blk0@pci:0000:00:04.0", 26: "gve-ntfy-blk1@pci:0000:00:04.0"}, 2),
+    # ixgbe: the bare data0 vector (link/other) is named after the netdev but is not a queue
+    ("ixgbe", {66: "data0-TxRx-0", 67: "data0-TxRx-1", 68: "data0"}, 2),
+    # ENA: Tx-Rx queue pairs, ena-mgmnt is not a queue
+    ("ena", {27: "ena-mgmnt@pci:0000:00:05.0", 28: "data0-Tx-Rx-0", 29: "data0-Tx-Rx-1"}, 2),
+    # upstream mlx4_en: shared mlx4-comp-N EQs are its queue vectors, mlx4-async is not
+    ("mlx4_en", {90: "mlx4-async@pci:0000:04:00.0", 91: "mlx4-comp-0@pci:0000:04:00.0", 92: "mlx4-comp-1@pci:0000:04:00.0"}, 2),
+])
+def test_irq_count_is_the_queue_vectors_of_the_driver(tmp_path, driver, vectors, queues):
+    tree = dict((k, v) for k, v in TREE.items() if "msi_irqs" not in k and not k.startswith("proc/"))
+    tree["proc/interrupts"] = "           CPU0       CPU1\n" + "".join(
+        " %d:          1          2   PCI-MSI %d-edge      %s\n" % (n, 524288 + n, name) for n, name in sorted(vectors.items()))
+    for n in vectors:
+        tree["sys/class/net/data0/device/msi_irqs/%d" % n] = "msix\n"
+    root = make_tree(tmp_path, tree)
+    os.makedirs(os.path.join(root, "sys/bus/pci/drivers", driver))
+    os.symlink(os.path.join(root, "sys/bus/pci/drivers", driver), os.path.join(root, "sys/class/net/data0/device/driver"))
+    text = collector.collect(root, ["data0"], ethtool=no_ethtool)
+    assert 'hpcnet_rdma_irq_count{interface="data0"} %d' % queues in text
