@@ -73,6 +73,11 @@ def _parse_max_current(
     Known labels fill ``max``/``current`` (every field present, None when n/a or absent).
     Other labels go to ``extra`` (when given; with a ``max_`` prefix in the maximums section)
     or are ignored.
+
+    A recent ethtool (one that prints ``HDS thresh``, so >= 6.14) was seen printing no section
+    headers at all: the first block is then the maxima and the second, which starts where a
+    known label (``RX:``) comes again, the current values.  Real capture:
+    ``real/ethtool-g/atlantic.systemd-41289.eth0.no-headers.txt``.
     """
     sections = {
         "max": dict.fromkeys(fields.values()),
@@ -80,6 +85,8 @@ def _parse_max_current(
     }  # type: Dict[str, Any]
     seen = set()  # type: set
     section = None  # type: Optional[str]
+    headerless = False
+    labels_in_max = set()  # type: set
     for line in split_lines(text, tool):
         lowered = line.lower().rstrip(":").strip()
         if lowered == _MAX_HEADER:
@@ -90,12 +97,21 @@ def _parse_max_current(
             section = "current"
             seen.add(section)
             continue
-        if section is None:
-            continue  # "Ring parameters for eth0:" and anything else before the first section
         field = split_field(line)
+        if section is None:
+            if field is None or field[0] not in fields:
+                continue  # "Ring parameters for eth0:" and anything else before the first section
+            section, headerless = "max", True  # ethtool >= 6.14: no headers, maxima come first
+            seen.add(section)
         if field is None:
             continue
         label, value = field
+        if headerless and section == "max" and label in fields:
+            if label in labels_in_max:
+                section = "current"  # the label comes again: the current-values block starts
+                seen.add(section)
+            else:
+                labels_in_max.add(label)
         if label in fields:
             sections[section][fields[label]] = int_or_none(value, tool, line)
         elif extra is not None:

@@ -39,7 +39,9 @@ IRQ_NAMING = {
     "mlx5_core": ([r"^mlx5_comp(?P<q>\d+)(?:@|$)"], [r"^mlx5_(?:async|pages|cmd|page_fault|fw)"]),
     # MLNX_OFED 2.x mlx4_en: eth6-0 per ring; upstream: mlx4-comp-N@pci:... shared EQs; mlx4-async@pci:...
     "mlx4_en": ([r"^{if}-(?P<q>\d+)$", r"^mlx4-comp-(?P<q>\d+)@"], [r"^mlx4-async@"]),
-    "ice": ([r"^ice-{if}-TxRx-(?P<q>\d+)$"], [r":misc$"]),
+    # ice-ens2f1-TxRx-0; the out-of-tree ice (1.16) gives one vector two queues: ice-ens2f1-TxRx-0-1 (index: the first);
+    # ice-0000:65:00.0:ctrl-TxRx-0 is the control VSI's vector (flow director), not a data queue
+    "ice": ([r"^ice-{if}-TxRx-(?P<q>\d+)(?:-\d+)?$"], [r":misc$", r":ctrl-TxRx-\d+$"]),
     "i40e": ([r"^i40e-{if}-TxRx-(?P<q>\d+)$"], [r":misc$", r":fdir-TxRx-\d+$"]),
     "ixgbe": ([r"^{if}-TxRx-(?P<q>\d+)$"], [r"^{if}$"]),
     "igb": ([r"^{if}-(?:TxRx|rx|tx)-(?P<q>\d+)$"], [r"^{if}$"]),
@@ -56,10 +58,10 @@ IRQ_NAMING = {
 }
 # Any other driver: the union of the common shapes.
 GENERIC_IRQ_NAMING = (
-    [r"(?:^|[-_])comp(?P<q>\d+)(?:@|$)", r"-TxRx-(?P<q>\d+)$", r"-Tx-Rx-(?P<q>\d+)$",
+    [r"(?:^|[-_])comp(?P<q>\d+)(?:@|$)", r"-TxRx-(?P<q>\d+)(?:-\d+)?$", r"-Tx-Rx-(?P<q>\d+)$",
      r"-(?:rx|tx|txrx|rxtx|fp)-(?P<q>\d+)$", r"-(?:input|output)\.(?P<q>\d+)$", r"ntfy-blk(?P<q>\d+)@",
      r"-ntfy-block\.(?P<q>\d+)$", r"^mlx4-comp-(?P<q>\d+)@", r"^{if}-(?P<q>\d+)$"],
-    [r"[:-]misc$", r":fdir-", r":mbx$", r"^mlx5_(?:async|pages|cmd|page_fault|fw)", r"-mgmnt@", r"-async@",
+    [r"[:-]misc$", r":fdir-", r":ctrl-", r":mbx$", r"^mlx5_(?:async|pages|cmd|page_fault|fw)", r"-mgmnt@", r"-async@",
      r"^virtio\d+-(?:config|control)$", r"^{if}$"],
 )
 _COMPILED = {}  # type: Dict[Any, Any]

@@ -306,6 +306,8 @@ def test_trouble_counters_of_ethtool_stats(name, counters):
      "ethtool -g", "Current hardware settings"),
     (_ethtool.parse_ethtool_rings, "Pre-set maximums:\nRX:\t\tlots\nCurrent hardware settings:\n",
      "ethtool -g", "RX:\\t\\tlots"),
+    # the header-less layout of ethtool >= 6.14 with one block only: no current values
+    (_ethtool.parse_ethtool_rings, "Ring parameters for x:\nRX:\t\t256\nTX:\t\t256\n", "ethtool -g", "Current hardware settings"),
     (_ethtool.parse_ethtool_channels, "garbage\n", "ethtool -l", "Pre-set maximums"),
     (_ethtool.parse_ethtool_channels, "   \n\n", "ethtool -l", "empty output"),
     (_ethtool.parse_ethtool_channels, "Pre-set maximums:\nCombined:\tsixty\nCurrent hardware settings:\n",

@@ -12,7 +12,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils import _drivers, _etht
 
 from ...fixtures.real import real_capture, real_files, real_header
 
-PARSERS = {"ethtool-g": _ethtool.parse_ethtool_rings, "ethtool-c": _ethtool.parse_ethtool_coalesce,
+PARSERS = {"ethtool-g": _ethtool.parse_ethtool_rings, "ethtool-l": _ethtool.parse_ethtool_channels, "ethtool-c": _ethtool.parse_ethtool_coalesce,
            "ethtool-i": _ethtool.parse_ethtool_driver, "ethtool-S": _ethtool.parse_ethtool_stats}
 
 
@@ -31,6 +31,10 @@ RINGS = [  # (file, max rx, max tx, current rx, current tx)
     ("ethtool-g/tg3.2xe2690.eth0.txt", 2047, 511, 2047, 511),
     ("ethtool-g/virtio_net.vscale-vm.eth0.txt", 256, 256, 256, 256),
     ("ethtool-g/bnx2x.openeuler-22.03.ens4f1.txt", 4078, 4078, 453, 4078),
+    ("ethtool-g/gve.siderolabs-pkgs-802.eth0.txt", 1024, 1024, 1024, 1024),
+    # a recent ethtool (>= 6.14) printing no section headers: first block maxima, second current
+    ("ethtool-g/atlantic.systemd-41289.eth0.no-headers.txt", 8184, 8184, 2048, 4096),
+    ("ethtool-g/atlantic.systemd-41289.eth0.no-headers.after-G.txt", 8184, 8184, 8184, 8184),
 ]
 
 
@@ -45,6 +49,28 @@ def test_ioctl_era_rings_print_zero_and_netlink_prints_na():
     new = _ethtool.parse_ethtool_rings(real_capture("ethtool-g/bnx2x.openeuler-22.03.ens4f1.txt"))
     assert old["max"]["rx_mini"] == 0 and old["extra"] == {}
     assert new["max"]["rx_mini"] is None and new["extra"] == {"rx_buf_len": None, "tx_push": None}
+
+
+def test_headerless_rings_keep_the_extras_of_each_block_apart():
+    r = _ethtool.parse_ethtool_rings(real_capture("ethtool-g/atlantic.systemd-41289.eth0.no-headers.txt"))
+    assert r["extra"]["max_hds_thresh"] is None and r["extra"]["max_tx_push_buff_len"] is None
+    assert r["extra"]["tx_push"] == "off" and r["extra"]["tcp_data_split"] is None
+
+
+CHANNELS = [  # (file, max (rx, tx, other, combined), current (rx, tx, other, combined))
+    ("ethtool-l/ena.amzn-drivers-123.eth0.txt", (0, 0, 0, 2), (0, 0, 0, 2)),
+    ("ethtool-l/ena.amzn-drivers-123.eth0.after-L1.txt", (0, 0, 0, 2), (0, 0, 0, 1)),
+    ("ethtool-l/i40e.intel-wired-lan-2021-04.ens801f0.txt", (0, 0, 1, 64), (0, 0, 1, 64)),
+    ("ethtool-l/unknown.firedancer-1427.eno1.txt", (4, 4, None, None), (4, 1, None, None)),
+    ("ethtool-l/unknown.firedancer-1427.ens3f0.txt", (None, None, 1, 64), (None, None, 1, 1)),
+]
+
+
+@pytest.mark.parametrize("path,maxima,current", CHANNELS)
+def test_channels(path, maxima, current):
+    c = _ethtool.parse_ethtool_channels(real_capture(path))
+    keys = ("rx", "tx", "other", "combined")
+    assert tuple(c["max"][k] for k in keys) == maxima and tuple(c["current"][k] for k in keys) == current
 
 
 COALESCE = [  # (file, adaptive rx, adaptive tx, rx-usecs, tx-usecs)
@@ -68,6 +94,13 @@ DRIVER_INFO = [  # (file, driver, version, firmware, bus-info)
     ("ethtool-i/bnx2x.openeuler-22.03.ens4f1.txt", "bnx2x", "5.10.0-153.12.0.92.oe2203sp2.x8", "mbi 7.15.42 bc 7.15.23", "0000:86:00.1"),
     ("ethtool-i/e1000e.node_exporter.eth0.txt", "e1000e", "5.11.0-22-generic", "0.5-4", "0000:00:1f.6"),
     ("ethtool-i/virtio_net.vscale-vm.eth0.txt", "virtio_net", "1.0.0", "", None),
+    ("ethtool-i/ice.ethernet-linux-ice-45.eth0.txt", "ice", "6.6.58-0-lts", "2.50 0x800077a8 1.2960.0", "0000:e1:00.0"),
+    ("ethtool-i/ice.ethq-27.enp59s0f0.txt", "ice", "5.19.4-100.fc35.x86_64", "4.22 0x80010446 1.3197.0", "0000:3b:00.0"),
+    ("ethtool-i/iavf.ethq-27.enp59s0f0v0.txt", "iavf", "5.19.4-100.fc35.x86_64", "N/A", "0000:3b:01.0"),
+    ("ethtool-i/gve.siderolabs-pkgs-802.eth0.txt", "gve", "1.0.0", "", "0000:00:04.0"),
+    ("ethtool-i/mlx5_core.ethq-8.ubuntu16.p3p1.txt", "mlx5_core", "3.0-1 (January 2015)", "14.23.1020", "0000:af:00.0"),
+    ("ethtool-i/mlx5_core.ethq-8.ubuntu18.txt", "mlx5_core", "5.0-0", "14.23.1020 (MT_2420110034)", "0000:af:00.0"),
+    ("ethtool-i/bnxt_en.showmax-exporter.rhel8.txt", "bnxt_en", "4.18.0-408.el8.x86_64", "220.0.57.0/pkg 22.00.07.60", "0000:ca:00.1"),
 ]
 
 
@@ -88,6 +121,14 @@ STATS = [  # (file, driver, device counters (name: value) that must be there, {q
     ("ethtool-S/mlx5_core.xdp-5.15.txt", "mlx5_core", {"rx_discards_phy": 58591428329, "rx_prio0_discards": 58591314012,
                                                        "rx_out_of_buffer": 990473555, "tx_pause_ctrl_phy": 5745055},
      {0: {"rx_packets": 70812690, "ch_poll": 146981606, "rx_xdp_drop": 3753342954}}),
+    ("ethtool-S/ice.ethq-27.enp59s0f0.head.txt", "ice", {"rx_unicast": 0, "tx_multicast": 18, "rx_bytes": 13320, "tx_restart": 0},
+     {2: {"tx_packets": 1, "tx_bytes": 62}, 5: {"tx_packets": 0}}),
+    # gve: rx_bytes is a device counter and rx_bytes[0] the same name per queue; adminq_* are device
+    ("ethtool-S/gve.netdev-2020-09.1q.txt", "gve", {"rx_bytes": 822071, "tx_bytes": 4100, "adminq_prod_cnt": 34, "interface_up_cnt": 1},
+     {0: {"rx_bytes": 215094, "rx_posted_desc": 1365, "tx_bytes": 420, "tx_event_counter": 6}}),
+    ("ethtool-S/bnxt_en.showmax-exporter.rhel8.txt", "bnxt_en", {"rx_total_discard_pkts": 0, "rx_bytes": 215351646640,
+                                                                 "rx_pfc_ena_frames_pri3": 0, "link_down_events": 4},
+     {0: {"rx_ucast_packets": 19121609, "rx_l4_csum_errors": 190}, 7: {"tpa_aborts": 18107446, "missed_irqs": 0}}),
 ]
 
 
@@ -101,6 +142,18 @@ def test_per_device_and_per_queue_counters(path, driver, device, queues):
         for name, value in counters.items():
             assert split["queues"][index][name] == value
     assert not any(k.startswith("[") or k.startswith("queue_") or k.startswith("rx0_") for k in split["device"])
+
+
+def test_queue_counts_of_ice_gve_and_bnxt():
+    def split(path, driver):
+        return _drivers.split_counters(_ethtool.parse_ethtool_stats(real_capture(path)), driver)
+    ice = split("ethtool-S/ice.ethq-27.enp59s0f0.head.txt", "ice")
+    assert sorted(ice["queues"]) == [0, 1, 2, 3, 4, 5] and len(ice["device"]) == 16
+    gve = split("ethtool-S/gve.netdev-2020-09.1q.txt", "gve")
+    assert sorted(gve["queues"]) == [0] and len(gve["queues"][0]) == 12 and len(gve["device"]) == 28
+    assert not any(k.endswith("]") for k in gve["device"])
+    bnxt = split("ethtool-S/bnxt_en.showmax-exporter.rhel8.txt", "bnxt_en")
+    assert sorted(bnxt["queues"]) == list(range(8)) and all(len(v) == 24 for v in bnxt["queues"].values())
 
 
 def test_ena_has_two_queues_and_no_queue_counter_among_device_ones():

@@ -53,6 +53,9 @@ CASES = [
     # virtio_net: input/output queues, config is not
     ("interrupts/virtio_net.procfs.txt", "virtio_net", "eth0", range(35, 38), None, [OTHER] + q(0, 0)),
     ("interrupts/vscale-vm.txt", "virtio_net", "eth0", range(26, 29), None, [OTHER] + q(0, 0)),
+    # ice (E810): the control VSI's ctrl-TxRx-0 and the misc vector are not queues; lan1's TxRx-0..2 are
+    ("interrupts/ice.metal-images-136.grep.txt", "ice", "lan1", range(66, 81),
+     "".join("CPU%d " % i for i in range(16)) + "\n", [OTHER, OTHER] + q(0, 1, 2)),
 ]
 
 
@@ -71,6 +74,16 @@ def test_ena_and_old_names_are_recognised_without_the_driver():
     assert _irq.irq_role("ice-0000:5e:00.0:misc") == OTHER
     assert _irq.irq_role("mlx5_pages_eq@pci:0000:01:00.0") == OTHER
     assert _irq.driver_profile("ena") == "ena" and _irq.driver_profile("sfc") == "generic"
+
+
+@pytest.mark.parametrize("driver", ["ice", None])
+def test_ice_vector_names_of_the_in_tree_and_out_of_tree_drivers(driver):
+    """In-tree ice: one vector per queue (TxRx-<N>); out-of-tree ice 1.16: one vector per two queues
+    (TxRx-<first>-<last>), read as the first queue's index; read with the ice rules and the generic ones."""
+    names = [n for n in real_capture("irq-names/ice.ethernet-linux-ice-16.ens2f1.txt").splitlines() if n != "..."]
+    got = [_irq.irq_role(n, driver, "ens2f1") for n in names]
+    assert got == q(0, 1, 2, 3, 60, 61, 62, 63, 0, 2)
+    assert _irq.irq_role("ice-0000:65:00.0:ctrl-TxRx-0", driver, "lan1") == OTHER
 
 
 @pytest.mark.parametrize("path", real_files("interrupts"))
