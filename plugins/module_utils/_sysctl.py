@@ -235,11 +235,14 @@ def read_value(host: Host, key: str) -> Optional[str]:
 
 # The bounds the kernel enforces on some keys (its handler's min/max), for the message of a refused
 # write.  Source: net/ipv4/sysctl_net_ipv4.c (ip_ttl_min/max, ip_local_port_range_min/max,
-# tcp_adv_win_scale_min/max) and kernel/sysctl.c / mm (vm.swappiness: 0-200 since Linux 5.8, 0-100 before).
+# tcp_adv_win_scale_min/max) and kernel/sysctl.c / mm (vm.swappiness: 0-200 since Linux 5.8, 0-100 before;
+# vm.dirty_ratio and vm.dirty_background_ratio: proc_dointvec_minmax 0..100, mm/page-writeback.c).
 RANGES: Dict[str, str] = {
     "net.ipv4.ip_default_ttl": "1-255",
     "net.ipv4.ip_local_port_range": "two ports of 1-65535, the first not above the second",
     "net.ipv4.tcp_adv_win_scale": "-31-31",
+    "vm.dirty_background_ratio": "0-100",
+    "vm.dirty_ratio": "0-100",
     "vm.swappiness": "0-200 (0-100 before Linux 5.8)",
 }
 # What a kernel's sysctl handler answers a value outside what it accepts (ENOENT: a congestion
