@@ -108,7 +108,7 @@ def main() -> int:
         trees = {"before (%s)" % before[:10]: export(before, os.path.join(tmp, "before")),
                  "after (worktree)": os.path.join(REPO, "build", "collections")}
         results = dict((label, []) for label in trees)
-        for _ in range(args.rounds):   # interleaved, so drift of the machine hits both alike
+        for _round in range(args.rounds):   # interleaved, so drift of the machine hits both alike
             for label, path in trees.items():
                 out = subprocess.run([sys.executable, "-c", CHILD, path, root, answers_file, str(args.repeat)],
                                      check=True, stdout=subprocess.PIPE, universal_newlines=True).stdout

@@ -60,8 +60,8 @@ class Steps(object):
         slowest = sorted(range(len(rows)), key=lambda i: -rows[i][1])[:3]
         out = ["step times (seconds, wall; * = the three slowest)"]
         for i, (name, secs) in enumerate(rows):
-            out.append("  %-*s %7.1f%s" % (width, name, secs, " *" if i in slowest else ""))
-        out.append("  %-*s %7.1f" % (width, "total", sum(r[1] for r in rows)))
+            out.append("  %s %7.1f%s" % (name.ljust(width), secs, " *" if i in slowest else ""))
+        out.append("  %s %7.1f" % ("total".ljust(width), sum(r[1] for r in rows)))
         return "\n".join(out) + "\n", rows
 
 
@@ -71,7 +71,7 @@ def run(src: TextIO, dst: TextIO, table_path: Optional[str], clock: Callable[[],
         dst.write(line)
         dst.flush()
         steps.feed(line.rstrip("\n"))
-    text, _ = steps.table()
+    text = steps.table()[0]
     dst.write("\n" + text)
     dst.flush()
     if table_path:
@@ -80,7 +80,7 @@ def run(src: TextIO, dst: TextIO, table_path: Optional[str], clock: Callable[[],
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--table", help="also write the table to this file")
     args = parser.parse_args(argv)
     src = open(sys.stdin.fileno(), "r", encoding="utf-8", errors="replace", closefd=False)

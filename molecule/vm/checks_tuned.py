@@ -90,8 +90,8 @@ def test_link_file_persists_mtu_and_rings(host):
 
 def coalesce(host, ifname):
     """{'rx-usecs': .., ...} from `ethtool -c` (the lines of NAME: VALUE)."""
-    return dict((k.strip(), v.strip()) for k, _, v in (line.partition(":") for line in
-                host.check_output("ethtool -c %s" % ifname).splitlines()[1:]) if v.strip())
+    pairs = (line.split(":", 1) for line in host.check_output("ethtool -c %s" % ifname).splitlines()[1:] if ":" in line)
+    return dict((k.strip(), v.strip()) for k, v in pairs if v.strip())
 
 
 def test_data1_e1000e_mtu_rings_and_coalescing(host):

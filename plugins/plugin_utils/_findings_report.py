@@ -108,8 +108,9 @@ def to_markdown(report: Dict[str, Any]) -> str:
         lines += ["No findings.", ""]
     for rule, items in groups.items():
         family, _sev, meaning = _findings.RULES.get(rule, ("?", "?", ""))
-        lines += ["## %s `%s` (%s, %d)" % (md_text(items[0]["severity"]), rule.replace("`", "'"), md_text(family),
-                                             len(items)), "", md_text(meaning), "",
+        heading = "## %s `%s` (%s, %d)" % (md_text(items[0]["severity"]), rule.replace("`", "'"), md_text(family),
+                                           len(items))
+        lines += [heading, "", md_text(meaning), "",
                   "| severity | nodes | finding | evidence | fix |", "|---|---|---|---|---|"]
         for f in items:
             evidence = "; ".join("%s %s = %s (%s)" % (e["node"], e["what"], _value(e["value"]), e["source"])

@@ -246,7 +246,7 @@ def _cpus(text):
 IRQ_NAMING = {
     "mlx5_core": ([r"^mlx5_comp(?P<q>\d+)(?:@|$)"], [r"^mlx5_(?:async|pages|cmd|page_fault|fw)"]),
     "mlx4_en": ([r"^{if}-(?P<q>\d+)$", r"^mlx4-comp-(?P<q>\d+)@"], [r"^mlx4-async@"]),
-    "ice": ([r"^ice-{if}-TxRx-(?P<q>\d+)$"], [r":misc$"]),
+    "ice": ([r"^ice-{if}-TxRx-(?P<q>\d+)(?:-\d+)?$"], [r":misc$", r":ctrl-TxRx-\d+$"]),
     "i40e": ([r"^i40e-{if}-TxRx-(?P<q>\d+)$"], [r":misc$", r":fdir-TxRx-\d+$"]),
     "ixgbe": ([r"^{if}-TxRx-(?P<q>\d+)$"], [r"^{if}$"]),
     "igb": ([r"^{if}-(?:TxRx|rx|tx)-(?P<q>\d+)$"], [r"^{if}$"]),
@@ -260,10 +260,10 @@ IRQ_NAMING = {
     "virtio_net": ([r"^virtio\d+-(?:input|output)\.(?P<q>\d+)$"], [r"^virtio\d+-(?:config|control)$"]),
 }
 GENERIC_IRQ_NAMING = (
-    [r"(?:^|[-_])comp(?P<q>\d+)(?:@|$)", r"-TxRx-(?P<q>\d+)$", r"-Tx-Rx-(?P<q>\d+)$",
+    [r"(?:^|[-_])comp(?P<q>\d+)(?:@|$)", r"-TxRx-(?P<q>\d+)(?:-\d+)?$", r"-Tx-Rx-(?P<q>\d+)$",
      r"-(?:rx|tx|txrx|rxtx|fp)-(?P<q>\d+)$", r"-(?:input|output)\.(?P<q>\d+)$", r"ntfy-blk(?P<q>\d+)@",
      r"-ntfy-block\.(?P<q>\d+)$", r"^mlx4-comp-(?P<q>\d+)@", r"^{if}-(?P<q>\d+)$"],
-    [r"[:-]misc$", r":fdir-", r":mbx$", r"^mlx5_(?:async|pages|cmd|page_fault|fw)", r"-mgmnt@", r"-async@",
+    [r"[:-]misc$", r":fdir-", r":ctrl-", r":mbx$", r"^mlx5_(?:async|pages|cmd|page_fault|fw)", r"-mgmnt@", r"-async@",
      r"^virtio\d+-(?:config|control)$", r"^{if}$"],
 )
 

@@ -10,7 +10,7 @@ import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _drivers, _ethtool
 
-from ...fixtures.real import real_capture, real_files, real_header
+from ...fixtures.real.loader import real_capture, real_files, real_header
 
 PARSERS = {"ethtool-g": _ethtool.parse_ethtool_rings, "ethtool-l": _ethtool.parse_ethtool_channels, "ethtool-c": _ethtool.parse_ethtool_coalesce,
            "ethtool-i": _ethtool.parse_ethtool_driver, "ethtool-S": _ethtool.parse_ethtool_stats}

@@ -16,7 +16,7 @@ import pytest
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _drivers, _ethtool, _fabric
 
 from ...conftest import FakeNic, FakeNode
-from ...fixtures.real import real_capture
+from ...fixtures.real.loader import real_capture
 
 
 # (capture, driver, per-ring trouble counters that must be left out, device trouble counters that must stay)

@@ -137,8 +137,8 @@ def test_ibv_devinfo_flattened_paste_reads_the_device_fields():
 
 
 def test_ibv_devinfo_one_garbled_device_keeps_the_others():
-    text = real("ibv_devinfo/mlx5.cx6dx-cx7.deepep-60.port-down.txt").replace("active_mtu:             1024 (3)",
-                                                                            "active_mtu:             1024 (5)")
+    text = real("ibv_devinfo/mlx5.cx6dx-cx7.deepep-60.port-down.txt")
+    text = text.replace("active_mtu:             1024 (3)", "active_mtu:             1024 (5)")
     devs = _ibtools.parse_ibv_devinfo_verbose(text)
     assert "must read like '4096 (5)'" in devs["mlx5_12"]["unreadable"]
     assert devs["mlx5_13"]["fw_ver"] == "28.39.2048"

@@ -11,7 +11,7 @@ import pytest
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _irq
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
 
-from ...fixtures.real import real_capture, real_files
+from ...fixtures.real.loader import real_capture, real_files
 
 
 def nic(path, driver, ifname, irq_range, header=None):

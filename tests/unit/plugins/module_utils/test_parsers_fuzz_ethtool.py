@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _drivers, _ethtool, _irq
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
 
-from ...fixtures.real import real_capture, real_files
+from ...fixtures.real.loader import real_capture, real_files
 
 PARSERS = [("ethtool -g", _ethtool.parse_ethtool_rings), ("ethtool -l", _ethtool.parse_ethtool_channels),
            ("ethtool -c", _ethtool.parse_ethtool_coalesce), ("ethtool -i", _ethtool.parse_ethtool_driver),

@@ -82,7 +82,7 @@ def mangled(draw, seeds):
         return text[:draw(st.integers(0, len(text)))]
     if how == "garble":
         chars = list(text)
-        for _ in range(draw(st.integers(1, 8))):
+        for _step in range(draw(st.integers(1, 8))):
             if chars:
                 chars[draw(st.integers(0, len(chars) - 1))] = draw(st.characters(blacklist_categories=("Cs",)))
         return "".join(chars)

@@ -227,8 +227,8 @@ def test_build_run_without_client_result_is_an_error():
     ({"results": {"sockperf": {"a->b": {"percentiles": {"p99": None}}}}},
      'results.sockperf["a->b"].percentiles.p99: None is not a number under a key pNN'),
     ({"results": {"sockperf": {"a->b": {"percentiles": [1]}}}}, 'results.sockperf["a->b"].percentiles is list'),
-    ({"results": {"sockperf": {"a->b": {"cdf": [[50, "x"]]}}}}, 'results.sockperf["a->b"].cdf[0]: [50, \'x\'] is not '
-                                                               "[percentile, value]"),
+    ({"results": {"sockperf": {"a->b": {"cdf": [[50, "x"]]}}}},
+     'results.sockperf["a->b"].cdf[0]: [50, \'x\'] is not [percentile, value]'),
     ({"results": {"sockperf": {"a->b": {"error": {"x": 1}}}}}, 'results.sockperf["a->b"].error is dict, not a string'),
     ({"results": {}, "label": 5}, "label: 5 is not a string"),
     ({"results": {}, "errors": [{"x": 1}]}, "errors: [{'x': 1}] is not a list of strings"),

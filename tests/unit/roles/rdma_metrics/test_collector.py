@@ -16,7 +16,7 @@ import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _irq
 
-from ...fixtures.real import real_capture
+from ...fixtures.real.loader import real_capture
 from ...plugins.module_utils import test_irq_real
 
 SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "rdma_metrics", "files",
