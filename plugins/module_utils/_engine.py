@@ -266,7 +266,13 @@ class Transaction(object):
             else:
                 journal_ok = True
             for label, gen, verified, domains in reversed(self.done):
-                back = Plan([Change(c.key, c.after, c.before) for c in reversed(verified)])
+                back = Plan()
+                for c in reversed(verified):
+                    moved = self._moved(domains, c)
+                    if moved:   # another run changed it since (between two steps): theirs now
+                        failed.append({"key": c.key, "reason": moved})
+                    else:
+                        back.add(c.key, c.after, c.before)
                 restored, refused, unrestorable = restore_plan(self.host, back, domains)
                 keys = [c.key for c in restored]
                 failed.extend(refused + unrestorable)   # stays applied, and journaled for rollback
@@ -281,6 +287,16 @@ class Transaction(object):
         if not self.journal.on_disk():   # the directories the call made, innermost first while empty
             self.journal.remove_made([self.host.p(path) for path in reversed(self._missing)])
         return reverted, failed
+
+    def _moved(self, domains: Domains, c: Change) -> Optional[str]:
+        """Why ``c`` is not reverted: the node no longer holds what this call applied (None: revert it)."""
+        try:
+            actual = domains.read_value(self.host, c.key)
+        except HostError as e:
+            return "cannot be read to revert it: %s" % e
+        if domains.same(c.key, actual, c.after):
+            return None
+        return "changed by someone else since this call applied it, so left as it is"
 
 
 class Engine(object):

@@ -247,7 +247,7 @@ def apply(module: Any, host: Host, validated: List[Dict[str, Any]]) -> List[Dict
         except StepFailed as e:
             msg, stays = reverted(transaction)
             module.fail_json(msg="%s (hpcnet.rdma.%s): %s%s" % (label, step["module"], e.msg, msg),
-                             changed=bool(stays), results=results, still_applied=stays,
+                             changed=bool(stays) or "REVERT FAILED" in e.msg, results=results, still_applied=stays,
                              failed_step=dict(e.result, index=index, module=step["module"], name=step["name"]))
         except Exception:
             try:   # a fault in the code, not in the node: the node is put back all the same

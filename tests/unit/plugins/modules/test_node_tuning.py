@@ -352,3 +352,26 @@ def test_every_step_module_has_a_body_with_spec_and_run():
         found = _node_tuning.body(name)
         assert callable(found.run) and "release_scope" in found.ARGUMENT_SPEC, name
     assert node_tuning.ARGUMENT_SPEC["steps"]["options"]["module"]["choices"] == list(_node_tuning.STEPS)
+
+
+def test_a_key_another_run_changed_in_between_is_left_as_it_is_and_named(lab):
+    """Between two steps another run may take the journal lock: a key that no longer holds what this
+    call applied is not reverted over the other run's value; it is named and stays journaled."""
+    real = lab.run
+
+    def meanwhile(argv):
+        if "mtu" in argv:   # the nic step's apply: another run set vm.swappiness just before
+            lab.sysctl("vm.swappiness", "33")
+            return 1, "", "netlink error: Invalid argument (simulated)"
+        return real(argv)
+
+    lab.run = meanwhile
+    with pytest.raises(Failed) as e:
+        batch(lab, steps=[dict(steps()[0], args=dict(steps()[0]["args"], sysctls=dict(SYSCTLS, **{"vm.swappiness": 5}),
+                                                     mode="runtime")), steps()[1]])
+    stays = e.value.result["still_applied"]
+    assert [s["key"] for s in stays] == ["sysctl:vm.swappiness"] and "changed by someone else" in stays[0]["reason"]
+    assert "REVERT FAILED for sysctl:vm.swappiness" in e.value.msg, e.value.msg
+    assert lab.read("/proc/sys/vm/swappiness").strip() == "33"
+    assert lab.read("/proc/sys/net/ipv4/tcp_sack").strip() == "1"
+    assert [k for _m, _s, _r, k in generations(lab)] == [["sysctl:vm.swappiness"]]
