@@ -10,15 +10,32 @@ module does as a task of its own.  What a step saves is the per-task cost around
 controller's task setup, the payload transfer and the node's Python start and imports.
 
 With ``sync`` the call first answers tuning_state's ``in_sync`` question (read only) and, when the
-node is in sync and ``sync.skip``, runs no step: the tuning role's no-change rerun.  Otherwise every
-step's arguments are validated before the first step runs, so a wrong option anywhere changes
-nothing.  Steps then run in order; a step that fails stops the call, and what earlier steps changed
-stays applied and journaled - as when separate tasks run and one fails.
+node is in sync and ``sync.skip``, runs no step: the tuning role's no-change rerun.
+
+Otherwise the call is all-or-nothing for the node (STYLE.md "Transactions"):
+
+1. every step's arguments are checked against its module's spec;
+2. every step is planned - its module's own validation, read and plan, run in check mode, which
+   writes nothing (no key, no file, no journal directory or lock) - so a bad value anywhere (an
+   unknown interface, a value above what the NIC allows, an unsupported setting) fails the call
+   naming the step, with nothing changed.  In check mode this plan is the result: one plan;
+3. the steps run for real, in order, each its module's own run (lock, re-plan, journal generation,
+   apply, read back).  When a step fails there - the kernel or a driver refusing, or a re-plan that
+   no longer holds - the steps this call already applied are reverted too, newest first, and their
+   changes leave the journal (``_engine.Transaction``); a key that cannot be put back is named, stays
+   journaled, and ``tuning_state rollback`` recovers it.
+
+A step is planned against the node as the call finds it, so a step whose input is valid only after an
+earlier step of the same call has applied fails in step 2 (as its check mode always did); the one such
+dependency among the steps: an irq_affinity ``explicit`` pattern naming a queue IRQ that only a
+nic_tuning ``channels`` change of the same call creates.  Apply the channels in a call of their own
+first.  (A managed_files unit file that service_state then starts is planned as such: service_state's
+``daemon_reload`` plans with the reload pending.)
 """
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional, Tuple
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
@@ -85,19 +102,28 @@ class StepFailed(BaseException):
 
 
 class StepModule(object):
-    """What a module body sees of its AnsibleModule: its own validated params, the call's check and
-    diff mode, warnings (named after the step) and a fail_json that ends the step, not the process.
-    Anything else (run_command, get_bin_path, ...) is the real module's."""
+    """What a module body sees of its AnsibleModule: its own validated params, the call's diff mode and
+    check mode (always on while the call plans), warnings (named after the step; held back while the
+    call plans for a real run, which warns them again), a fail_json that ends the step, not the process,
+    and the call's Transaction (its engine joins it).  Anything else (run_command, get_bin_path, ...)
+    is the real module's."""
 
-    def __init__(self, module: Any, label: str, params: Dict[str, Any]) -> None:
+    def __init__(self, module: Any, label: str, params: Dict[str, Any], planning: bool = False,
+                 transaction: Any = None) -> None:
         self._module = module
         self._label = label
         self.params = params
-        self.check_mode = module.check_mode
+        self.check_mode = module.check_mode or planning
         self._diff = module._diff
+        self.transaction = transaction
+        self.held: Optional[List[str]] = [] if planning and not module.check_mode else None
 
     def warn(self, msg: str) -> None:
-        self._module.warn("%s: %s" % (self._label, msg))
+        msg = "%s: %s" % (self._label, msg)
+        if self.held is not None:
+            self.held.append(msg)
+        else:
+            self._module.warn(msg)
 
     def fail_json(self, msg: str, **kwargs: Any) -> None:
         raise StepFailed(msg, kwargs)
@@ -165,16 +191,8 @@ def run(module: Any, host: Host) -> Dict[str, Any]:
         validated = validate(params)
     except ValueError as e:
         module.fail_json(msg=str(e))
-    results: List[Dict[str, Any]] = []
-    for index, (step, step_params) in enumerate(zip(params["steps"], validated)):
-        label = label_of(index, step)
-        try:
-            result = body(step["module"]).run(StepModule(module, label, step_params), host)
-        except StepFailed as e:
-            module.fail_json(msg="%s (hpcnet.rdma.%s): %s" % (label, step["module"], e.msg),
-                             changed=any(r.get("changed") for r in results), results=results,
-                             failed_step=dict(e.result, index=index, module=step["module"], name=step["name"]))
-        results.append(dict(result, module=step["module"], name=step["name"]))
+    planned = plan(module, host, validated)
+    results = planned if module.check_mode else apply(module, host, validated)
     out = {
         "changed": any(r.get("changed") for r in results),
         "results": results,
@@ -190,3 +208,66 @@ def run(module: Any, host: Host) -> Dict[str, Any]:
             diffs.extend(d if isinstance(d, list) else [d] if d else [])
         out["diff"] = diffs
     return out
+
+
+def plan(module: Any, host: Host, validated: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Every step's validation, read and plan (its module's run in check mode: nothing written), before
+    any step changes anything; a step that fails fails the call saying nothing was changed.  The
+    results are the check-mode results of the steps."""
+    params = module.params
+    results: List[Dict[str, Any]] = []
+    held: List[str] = []
+    for index, (step, step_params) in enumerate(zip(params["steps"], validated)):
+        label = label_of(index, step)
+        step_module = StepModule(module, label, step_params, planning=True)
+        try:
+            result = body(step["module"]).run(step_module, host)
+        except StepFailed as e:
+            for msg in held + (step_module.held or []):   # what the plan noted so far explains it
+                module.warn(msg)
+            module.fail_json(msg="nothing was changed: %s (hpcnet.rdma.%s): %s" % (label, step["module"], e.msg),
+                             changed=False, results=[],
+                             failed_step=dict(e.result, index=index, module=step["module"], name=step["name"]))
+        held.extend(step_module.held or [])
+        results.append(dict(result, module=step["module"], name=step["name"]))
+    return results
+
+
+def apply(module: Any, host: Host, validated: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """The steps for real, in order, in one Transaction: a step that fails reverts the steps this
+    call applied before it, and the call fails saying so."""
+    params = module.params
+    transaction = _engine.Transaction(host, params["journal_dir"])
+    results: List[Dict[str, Any]] = []
+    for index, (step, step_params) in enumerate(zip(params["steps"], validated)):
+        label = label_of(index, step)
+        transaction.step = label
+        try:
+            result = body(step["module"]).run(StepModule(module, label, step_params, transaction=transaction), host)
+        except StepFailed as e:
+            msg, stays = reverted(transaction)
+            module.fail_json(msg="%s (hpcnet.rdma.%s): %s%s" % (label, step["module"], e.msg, msg),
+                             changed=bool(stays) or "REVERT FAILED" in e.msg, results=results, still_applied=stays,
+                             failed_step=dict(e.result, index=index, module=step["module"], name=step["name"]))
+        except Exception:
+            try:   # a fault in the code, not in the node: the node is put back all the same
+                reverted(transaction)
+            finally:
+                raise
+        results.append(dict(result, module=step["module"], name=step["name"]))
+    return results
+
+
+def reverted(transaction: Any) -> Tuple[str, List[Dict[str, str]]]:
+    """Revert what the call's earlier steps applied: the sentence the failure message ends with, and
+    the keys that stay applied."""
+    done, stays = transaction.revert()
+    steps = ["%s (%d key(s))" % (r["label"], len(r["keys"])) for r in done]
+    if not done:
+        return "", []
+    if not stays:
+        return "; so the earlier steps of this call were reverted: %s - the node is as the call found it" \
+            % ", ".join(steps), []
+    return ("; the earlier steps of this call were reverted (%s), but REVERT FAILED for %s - these keys stay "
+            "applied and the journal keeps their originals: run tuning_state rollback to recover them"
+            % (", ".join(steps), "; ".join("%s (%s)" % (s["key"], s["reason"]) for s in stays))), stays

@@ -22,13 +22,23 @@ description:
     call saves is the cost around each task (the controller's task setup, the payload transfer, the
     node's Python start and imports), which is most of a no-op task's time; the C(hpcnet.rdma.tuning)
     role applies its sysctl, NIC, IRQ, QoS, services and record concerns with one call.
-  - Every step's O(steps[].args) are checked against its module's options before the first step runs,
-    so a wrong option, type or choice in any step fails the call with the step named and changes
-    nothing.
-  - Steps run in the order given. A step that fails ends the call with the step named in the message
-    and in RV(failed_step); what earlier steps changed stays applied and journaled (RV(results) lists
-    them), as when separate tasks run and a later one fails. A failing step reverts its own partial
-    changes, as its module does.
+  - The call is all-or-nothing for the node. Every step's O(steps[].args) are checked against its
+    module's options, and then every step is read and planned (its module's own validation, read and
+    plan, as in check mode, which writes nothing) before the first step changes anything. So a wrong
+    option or value in any step - an unknown interface, a value above what the NIC allows, an
+    unsupported setting - fails the call naming the step, and changes nothing on the node (no key, no
+    file, no journal directory or lock).
+  - Steps then run in the order given, each its module's own run (lock, plan, journal generation,
+    apply, read back). When a step fails there (the kernel or a driver refuses a value), it reverts
+    its own changes, as its module does, and the steps this call already applied are reverted too,
+    newest first, and taken out of the journal; the message names the failed step and says the earlier
+    steps were reverted. A key whose revert fails is named (RV(still_applied)), stays journaled, and
+    M(hpcnet.rdma.tuning_state) O(hpcnet.rdma.tuning_state#module:action=rollback) recovers it. Like a
+    rollback, such a revert drops the journal's stored targets (the next run takes the full path).
+  - Each step is planned against the node as the call finds it. The one dependency between steps this
+    matters for - an M(hpcnet.rdma.irq_affinity) C(explicit) pattern naming a queue IRQ that only a
+    M(hpcnet.rdma.nic_tuning) C(channels) change of the same call creates - fails the call (as its
+    check mode always did); apply such channels in a call of their own first.
   - Warnings of a step start with the step's name.
   - O(mode), O(journal_dir) and O(journal_run) are given to every step whose O(steps[].args) do not
     set them and whose module has the option.
@@ -124,7 +134,8 @@ requirements:
   - What each step's module requires on the node (see its documentation).
 attributes:
   check_mode:
-    details: Every step predicts exactly what its module predicts; nothing is written.
+    details: The plan every real run makes first - every step predicts exactly what its module predicts,
+      and a bad value anywhere fails alike; nothing is written.
   diff_mode:
     details: The diffs of every step, in order (each module's diff).
 extends_documentation_fragment:
@@ -205,10 +216,18 @@ ansible_stats:
 failed_step:
   description:
     - When a step failed - its index, module and name, and what its module returned with the failure.
-      The steps before it are in RV(results).
+      The steps before it that ran are in RV(results) (reverted, unless RV(still_applied) names keys).
   returned: failure of a step
   type: dict
   sample: {"index": 1, "module": "nic_tuning", "name": "nic"}
+still_applied:
+  description:
+    - When a step failed while applying, the keys of earlier steps that could not be reverted, each
+      C(key) and C(reason); they stay journaled for M(hpcnet.rdma.tuning_state) rollback.
+  returned: failure of a step while applying
+  type: list
+  elements: dict
+  sample: [{"key": "sysctl:net.ipv4.tcp_sack", "reason": "cannot write '1' to /proc/sys/net/ipv4/tcp_sack: Device or resource busy"}]
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -109,10 +109,11 @@ def read_journal(root: str) -> Optional[Dict[str, Any]]:
 
 
 def forked(root: str, steps: List[Dict[str, Any]], out: str, kill_at: Optional[int] = None,
-           count_file: Optional[str] = None) -> Tuple[int, List[Dict[str, Any]]]:
+           count_file: Optional[str] = None, refuse: Optional[List[str]] = None) -> Tuple[int, List[Dict[str, Any]]]:
     """Run ``steps`` in a forked child (a separate process; fork keeps the suite in seconds where
-    a fresh interpreter per run would take minutes).  Returns the raw wait status and the results."""
-    job = {"root": root, "steps": steps, "kill_at": kill_at, "count_file": count_file}
+    a fresh interpreter per run would take minutes).  Returns the raw wait status and the results.
+    ``refuse``: paths whose writes fail with EACCES in the child (run_module.refuse)."""
+    job = {"root": root, "steps": steps, "kill_at": kill_at, "count_file": count_file, "refuse": refuse}
     pid = os.fork()
     if pid == 0:  # the child: never returns into pytest
         code = 70

@@ -6,7 +6,7 @@
 
 Usage: ``python run_module.py JOB.json`` (or the job on stdin); the job is::
 
-    {"root": "/tmp/.../root", "kill_at": N or null, "count_file": PATH or null,
+    {"root": "/tmp/.../root", "kill_at": N or null, "count_file": PATH or null, "refuse": [PATH, ...] or null,
      "steps": [{"module": "sysctl_tuning", "params": {...}, "check_mode": false}, ...]}
 
 Each step builds a real ``AnsibleModule`` from the module's ARGUMENT_SPEC and calls the module's
@@ -16,10 +16,13 @@ Each step builds a real ``AnsibleModule`` from the module's ARGUMENT_SPEC and ca
 With ``kill_at`` the process SIGKILLs itself right before its Nth durable write: a call of
 ``os.write``, ``os.fsync``, ``os.replace``, ``os.rename``, ``os.unlink``, ``os.mkdir`` or
 ``os.rmdir`` (counted across all steps).  ``count_file`` receives how many such calls the steps
-made, so a test can kill at each one in turn.  Nothing in the collection knows about this.
+made, so a test can kill at each one in turn.  With ``refuse`` every open for writing of a path that
+ends with one of those (e.g. ``/proc/sys/vm/dirty_ratio``) fails with EACCES, as a kernel that refuses
+a value does.  Nothing in the collection knows about this.
 """
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -48,6 +51,21 @@ def arm(kill_at: Any) -> List[int]:
     for name in WRITES:
         setattr(os, name, wrap(name, getattr(os, name)))
     return seen
+
+
+def refuse(paths: Any) -> None:
+    """Open for writing fails with EACCES for a path that ends with one of ``paths``."""
+    import builtins
+    if not paths:
+        return
+    real = builtins.open
+
+    def guarded(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if isinstance(file, str) and any(c in mode for c in "wax+") and file.endswith(tuple(paths)):
+            raise PermissionError(errno.EACCES, "Permission denied (refused by the test)", file)
+        return real(file, mode, *args, **kwargs)
+
+    builtins.open = guarded
 
 
 def step(root: str, spec: Dict[str, Any]) -> Dict[str, Any]:
@@ -80,6 +98,7 @@ def run_job(job: Dict[str, Any], out: Any) -> int:
     """Run the job's steps in this process, one JSON result per line on ``out``."""
     import ansible.module_utils.basic  # noqa: F401  (imported before counting starts)
     seen = arm(job.get("kill_at"))
+    refuse(job.get("refuse"))
     for spec in job["steps"]:
         out.write(json.dumps(step(job["root"], spec)) + "\n")
         out.flush()

@@ -3,8 +3,10 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """node_tuning on fake nodes: its steps do exactly what the modules do as calls of their own (node,
-journal generations, targets), every step's options are checked before the first step runs, a failing
-step is named and stops the call, check mode predicts, and sync skips the steps of an in-sync node."""
+journal generations, targets), every step's options are checked and every step is planned before the
+first step changes anything (issue 26: a bad value anywhere changes nothing), a step the node refuses
+reverts the steps the call applied before it, check mode predicts, and sync skips the steps of an
+in-sync node."""
 from __future__ import annotations
 
 import json
@@ -179,17 +181,130 @@ def test_bad_call_options_fail_naming_the_field(lab, params, expected):
     assert lab.snapshot() == before
 
 
-def test_a_failing_step_stops_the_call_naming_it_and_what_earlier_steps_did(lab):
-    """The nic step fails at run time (no such interface): the sysctl step's change stays applied and
-    journaled, as when separate tasks run; the record step never runs."""
+JDIR = "/var/lib/hpcnet-rdma"
+
+
+def irq_step(name):
+    return {"name": "irq", "module": "irq_affinity", "args": {"interfaces": [{"name": name}], "release_scope": "tuning.irq"}}
+
+
+def with_nic(steps_, **entry):
+    steps_[1]["args"]["interfaces"] = [dict({"name": "data0"}, **entry)]
+    return steps_
+
+
+@pytest.mark.parametrize("bad, index, expected", [
+    (steps(nic_name="data9"), 1, "steps[1] nic (hpcnet.rdma.nic_tuning): interfaces[0].name: unknown interface 'data9'; "
+                              "present: data0 (veth), ens1f0np0 (mlx5_core)"),
+    (with_nic(steps(), name="ens1f0np0", mtu=10000), 1, "steps[1] nic (hpcnet.rdma.nic_tuning): interfaces: ens1f0np0 "
+                                                        "mtu=10000 is outside what the device allows (68..9978)"),
+    (steps()[:2] + [irq_step("ib9")], 2, "steps[2] irq (hpcnet.rdma.irq_affinity): interfaces: unknown interface 'ib9'"),
+])
+def test_a_bad_value_in_a_later_step_fails_the_call_with_nothing_changed(lab, bad, index, expected):
+    """Issue 26: every step is read and planned before any changes anything - the good sysctl step
+    before the bad one changes nothing either, and no journal directory or lock is made."""
+    lab.write("/proc/interrupts", "           CPU0       CPU1\n")
+    lab.write("/sys/devices/system/cpu/online", "0-1\n")
+    before = lab.snapshot()
     with pytest.raises(Failed) as e:
-        batch(lab, steps=steps(nic_name="data9"))
-    assert e.value.msg.startswith("steps[1] nic (hpcnet.rdma.nic_tuning): "), e.value.msg
+        batch(lab, steps=bad)
+    assert e.value.msg.startswith("nothing was changed: " + expected), e.value.msg
     failed = e.value.result
-    assert failed["failed_step"]["index"] == 1 and failed["failed_step"]["module"] == "nic_tuning"
-    assert [r["name"] for r in failed["results"]] == ["sysctl"] and failed["changed"] is True
-    assert [scope for _m, scope, _r, _k in generations(lab)] == ["tuning.sysctl"]
-    assert lab.read(RECORD) is None
+    assert failed["changed"] is False and failed["results"] == [] and failed["failed_step"]["index"] == index
+    assert lab.snapshot() == before
+    assert not os.path.exists(lab.path(JDIR))
+
+
+def test_a_bad_value_after_an_earlier_tune_leaves_node_and_journal_as_they_were(lab):
+    batch(lab)
+    path = lab.path(JOURNAL)
+    before = (lab.snapshot(), os.stat(path).st_mtime_ns)
+    other = steps(nic_name="data9")
+    other[0]["args"]["sysctls"] = dict(SYSCTLS, **{"vm.swappiness": 1})
+    with pytest.raises(Failed):
+        batch(lab, steps=other, journal_run="r2")
+    assert (lab.snapshot(), os.stat(path).st_mtime_ns) == before
+
+
+def test_warnings_of_the_plan_are_not_repeated_by_the_run(tmp_path):
+    """The plan's warnings are held back in a real run (the run warns them again): the call warns
+    exactly what the module does as a task of its own."""
+    one, other = make_node(tmp_path / "one"), make_node(tmp_path / "other")
+    args = dict(steps()[0]["args"], sysctls=dict(SYSCTLS, **{"net.core.rmem_max": 1}), context="container",
+                on_unsupported="warn")
+    for lab in (one, other):
+        lab.sysctl("net.core.rmem_max", "212992", writable=False)
+    real = batch(one, steps=[{"name": "sysctl", "module": "sysctl_tuning", "args": args}])["warnings"]
+    alone = FakeModule(sysctl_tuning.ARGUMENT_SPEC, dict(args, journal_run="r1"))
+    sysctl_tuning.run(alone, other.host())
+    assert real and real == ["steps[0] sysctl: " + w for w in alone.warnings]
+
+
+def test_a_step_the_node_refuses_reverts_the_steps_the_call_applied_before_it(lab):
+    """The nic step's apply fails (the driver refuses the MTU): the sysctl step this call applied is
+    reverted too - values, sysctl.d file, its directory, journal and lock - and the record step never runs."""
+    before = lab.snapshot()
+    lab.fail_on = "mtu 9000"
+    with pytest.raises(Failed) as e:
+        batch(lab)
+    msg = e.value.msg
+    assert msg.startswith("steps[1] nic (hpcnet.rdma.nic_tuning): nic_tuning failed and changed nothing: "), msg
+    assert msg.endswith("so the earlier steps of this call were reverted: steps[0] sysctl (5 key(s)) - the node is as "
+                        "the call found it"), msg
+    failed = e.value.result
+    assert failed["changed"] is False and failed["still_applied"] == [] and failed["failed_step"]["index"] == 1
+    assert [r["name"] for r in failed["results"]] == ["sysctl"]
+    assert lab.snapshot() == before
+    assert not os.path.exists(lab.path(JDIR))
+
+
+def test_a_refusal_after_an_earlier_tune_takes_only_this_call_s_changes_out_of_the_journal(lab):
+    batch(lab)
+    gens = generations(lab)
+    tuned = outside_journal(lab)
+    other = steps()
+    other[0]["args"]["sysctls"] = dict(SYSCTLS, **{"vm.swappiness": 1})
+    other[1]["args"]["interfaces"] = [{"name": "data0", "mtu": 4000}]
+    lab.fail_on = "mtu 4000"
+    with pytest.raises(Failed) as e:
+        batch(lab, steps=other, journal_run="r2")
+    assert "the earlier steps of this call were reverted: steps[0] sysctl (2 key(s))" in e.value.msg, e.value.msg
+    assert outside_journal(lab) == tuned
+    assert generations(lab) == gens
+    # like a rollback, the revert leaves no scope as a tune left it: the next run takes the full path
+    assert journal(lab)["targets"] == {}
+    assert not batch(lab, sync=sync(), journal_run="r3")["skipped_steps"]
+
+
+def test_a_key_that_cannot_be_reverted_is_named_and_stays_journaled_for_rollback(lab, monkeypatch):
+    from ansible_collections.hpcnet.rdma.plugins.module_utils import _host
+    real = _host.Host.write_proc
+
+    def refuse_the_original(self, path, value):
+        if path.endswith("/tcp_sack") and value.strip() == "1":
+            raise _host.HostError("cannot write %r to %s: Device or resource busy" % (value, path))
+        return real(self, path, value)
+
+    monkeypatch.setattr(_host.Host, "write_proc", refuse_the_original)
+    lab.fail_on = "mtu 9000"
+    with pytest.raises(Failed) as e:
+        batch(lab)
+    msg = e.value.msg
+    assert "REVERT FAILED for sysctl:net.ipv4.tcp_sack (" in msg and "run tuning_state rollback to recover them" in msg, msg
+    assert e.value.result["changed"] is True
+    assert [k["key"] for k in e.value.result["still_applied"]] == ["sysctl:net.ipv4.tcp_sack"]
+    assert lab.read("/proc/sys/net/ipv4/tcp_sack").strip() == "0"
+    assert lab.read("/proc/sys/net/ipv4/tcp_rmem").split() == ["4096", "131072", "6291456"]
+    assert [k for _m, _s, _r, k in generations(lab)] == [["sysctl:net.ipv4.tcp_sack"]]
+    assert journal(lab)["originals"]["sysctl:net.ipv4.tcp_sack"]["value"] == "1"
+
+
+def test_check_mode_is_the_plan_the_run_makes_and_fails_alike(lab):
+    before = lab.snapshot()
+    with pytest.raises(Failed) as e:
+        batch(lab, check=True, steps=steps(nic_name="data9"))
+    assert e.value.msg.startswith("nothing was changed: steps[1] nic"), e.value.msg
+    assert lab.snapshot() == before and not os.path.exists(lab.path(JDIR))
 
 
 def sync(digest="d1", skip=True):
@@ -237,3 +352,26 @@ def test_every_step_module_has_a_body_with_spec_and_run():
         found = _node_tuning.body(name)
         assert callable(found.run) and "release_scope" in found.ARGUMENT_SPEC, name
     assert node_tuning.ARGUMENT_SPEC["steps"]["options"]["module"]["choices"] == list(_node_tuning.STEPS)
+
+
+def test_a_key_another_run_changed_in_between_is_left_as_it_is_and_named(lab):
+    """Between two steps another run may take the journal lock: a key that no longer holds what this
+    call applied is not reverted over the other run's value; it is named and stays journaled."""
+    real = lab.run
+
+    def meanwhile(argv):
+        if "mtu" in argv:   # the nic step's apply: another run set vm.swappiness just before
+            lab.sysctl("vm.swappiness", "33")
+            return 1, "", "netlink error: Invalid argument (simulated)"
+        return real(argv)
+
+    lab.run = meanwhile
+    with pytest.raises(Failed) as e:
+        batch(lab, steps=[dict(steps()[0], args=dict(steps()[0]["args"], sysctls=dict(SYSCTLS, **{"vm.swappiness": 5}),
+                                                     mode="runtime")), steps()[1]])
+    stays = e.value.result["still_applied"]
+    assert [s["key"] for s in stays] == ["sysctl:vm.swappiness"] and "changed by someone else" in stays[0]["reason"]
+    assert "REVERT FAILED for sysctl:vm.swappiness" in e.value.msg, e.value.msg
+    assert lab.read("/proc/sys/vm/swappiness").strip() == "33"
+    assert lab.read("/proc/sys/net/ipv4/tcp_sack").strip() == "1"
+    assert [k for _m, _s, _r, k in generations(lab)] == [["sysctl:vm.swappiness"]]
