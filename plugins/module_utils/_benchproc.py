@@ -178,10 +178,11 @@ def start(run_dir: str, servers: List[Dict[str, Any]], timeout: float, proc: str
                                           _tail(entry["log"])))
                 time.sleep(0.05)
     except BaseException:
-        # what this call started, known by its Popen (a pid file may be missing if its write failed)
-        terminate(dict((e["pid"], (e["start_time"], e["argv"][0])) for e in started), proc=proc)
+        # What this call started is known by its Popen (a pid file may be missing if its write failed), so it
+        # is stopped through it: a child that has not exec'd its tool yet would not pass same_process's
+        # command-line check, and a loaded machine was seen to leave one running that way.
         for e in started:
-            e["_popen"].poll()
+            stop_child(e["_popen"])
         forget(run_dir, [e["name"] for e in started])
         raise
     for e in started:
@@ -189,6 +190,22 @@ def start(run_dir: str, servers: List[Dict[str, Any]], timeout: float, proc: str
         e["_popen"].returncode = 0
         del e["_popen"]
     return started
+
+
+def stop_child(p: Any, grace: float = 5.0) -> None:
+    """Stop a server this very call started (its own session, so it leads its process group): SIGTERM to
+    the group, SIGKILL after ``grace``, and reap it."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 2.0)):
+        if p.poll() is not None:
+            return
+        try:
+            os.killpg(p.pid, sig)
+        except OSError:
+            pass
+        try:
+            p.wait(wait)
+        except subprocess.TimeoutExpired:
+            pass
 
 
 def recorded(run_dir: str) -> Dict[int, Dict[str, Any]]:
