@@ -235,6 +235,8 @@ def parse_ibstat(text: str) -> Dict[str, Dict[str, Any]]:
             key = snake(field[0])
             value = field[1]
             target = port if port is not None else ca
+            if key == "ports":   # the name the CA's port table is kept under: no field of ibstat's
+                raise ParseError("%s: unexpected field %r in line %r" % (tool, field[0], line))
             if key == "rate":
                 target["rate"], target["rate_name"] = ib_rate(value, tool, line)
                 if target["rate_name"] is None:

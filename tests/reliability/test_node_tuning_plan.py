@@ -25,8 +25,8 @@ def test_an_unknown_interface_in_the_nic_step_changes_nothing_not_even_the_sysct
     node = clone(pristine, os.path.join(work, "node"))
     before = snapshot(node, skip=())
     steps = [_sysctl_step(),
-             {"name": "nic", "module": "nic_tuning", "args": {"interfaces": [{"name": MISSING, "mtu": 9000}],
-                                                             "management_connection": "none"}}]
+             {"name": "nic", "module": "nic_tuning",
+              "args": {"interfaces": [{"name": MISSING, "mtu": 9000}], "management_connection": "none"}}]
     status, (result,) = forked(node, [{"module": "node_tuning", "params": {"steps": steps}}], os.path.join(work, "out.json"))
     assert status == 0 and result["rc"] == 1 and result["failed"], result
     assert result["msg"].startswith("nothing was changed: steps[1] nic (hpcnet.rdma.nic_tuning): interfaces[0].name: "

@@ -62,8 +62,8 @@ def test_fabric_netdev_reads_bnxt_ring_counters_as_per_queue(tmp_path):
     node = StatsNode(str(tmp_path / "root"))
     os.makedirs(node.root)
     node.add_nic(FakeNic("ens3f0np0", "bnxt_en"))
-    node.stats = {"ens3f0np0": "NIC statistics:\n     [0]: rx_discards: 4\n     [0]: rx_errors: 1\n"
-                                "     [1]: rx_discards: 2\n     rx_total_discard_pkts: 9\n"}
+    node.stats = {"ens3f0np0": ("NIC statistics:\n     [0]: rx_discards: 4\n     [0]: rx_errors: 1\n"
+                                "     [1]: rx_discards: 2\n     rx_total_discard_pkts: 9\n")}
     info = _fabric.netdev(node.host(), "ens3f0np0", {}, True)
     assert info["driver"] == "bnxt_en"
     assert info["ethtool_counters"] == {"rx_total_discard_pkts": 9}

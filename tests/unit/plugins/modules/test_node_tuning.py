@@ -194,10 +194,11 @@ def with_nic(steps_, **entry):
 
 
 @pytest.mark.parametrize("bad, index, expected", [
-    (steps(nic_name="data9"), 1, "steps[1] nic (hpcnet.rdma.nic_tuning): interfaces[0].name: unknown interface 'data9'; "
-                              "present: data0 (veth), ens1f0np0 (mlx5_core)"),
-    (with_nic(steps(), name="ens1f0np0", mtu=10000), 1, "steps[1] nic (hpcnet.rdma.nic_tuning): interfaces: ens1f0np0 "
-                                                        "mtu=10000 is outside what the device allows (68..9978)"),
+    (steps(nic_name="data9"), 1,
+     "steps[1] nic (hpcnet.rdma.nic_tuning): interfaces[0].name: unknown interface 'data9'; "
+     "present: data0 (veth), ens1f0np0 (mlx5_core)"),
+    (with_nic(steps(), name="ens1f0np0", mtu=10000), 1,
+     "steps[1] nic (hpcnet.rdma.nic_tuning): interfaces: ens1f0np0 mtu=10000 is outside what the device allows (68..9978)"),
     (steps()[:2] + [irq_step("ib9")], 2, "steps[2] irq (hpcnet.rdma.irq_affinity): interfaces: unknown interface 'ib9'"),
 ])
 def test_a_bad_value_in_a_later_step_fails_the_call_with_nothing_changed(lab, bad, index, expected):
