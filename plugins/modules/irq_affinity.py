@@ -147,6 +147,7 @@ irqs:
     driver:
       description: Kernel driver bound to the interface's device; null when it has none (a virtual device).
       type: str
+      version_added: 0.2.0
       sample: ena
     driver_profile:
       description:
@@ -154,6 +155,7 @@ irqs:
           not in the table (read by the generic naming rules, never refused for lack of an entry).
         - See C(docs/hardware.md) for the table.
       type: str
+      version_added: 0.2.0
       sample: generic
     other_irqs:
       description:
@@ -161,6 +163,7 @@ irqs:
           vectors (async, mailbox, management, config, flow director, link) and any name no rule recognises.
           Their affinity is left alone.
       type: list
+      version_added: 0.2.0
       elements: str
       sample: ["ena-mgmnt@pci:0000:00:05.0"]
     assignments:

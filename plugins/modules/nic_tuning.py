@@ -156,6 +156,7 @@ options:
           - How this entry's C(.link) files match their device; unset, O(match). An entry selecting by
             O(interfaces[].name) overrides a broader entry's; two other entries disagreeing fail.
         type: str
+        version_added: 0.2.0
         choices: [auto, path, driver, original_name, mac]
       match_value:
         description:
@@ -165,6 +166,7 @@ options:
             kernel's name of the device (C(eth1)) when it differs from the selected name.
           - Needed in O(mode=persist) for V(path) when the interface is not present here.
         type: str
+        version_added: 0.2.0
       <<: *settings
   match:
     description:
@@ -184,6 +186,7 @@ options:
         udev gives later.
       - V(mac) - C(PermanentMACAddress=), this node's NIC only; refused with O(mode=persist).
     type: str
+    version_added: 0.2.0
     choices: [auto, path, driver, original_name, mac]
     default: auto
   cap:

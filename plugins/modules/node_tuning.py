@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: node_tuning
 short_description: Several tuning modules in one module call - one payload, one Python start per node
-version_added: 0.1.0
+version_added: 0.2.0
 author:
   - hpcnet.rdma contributors (@hpcnet)
 description:

@@ -141,6 +141,7 @@ interfaces:
           Every list has 8 entries, indexed by priority (C(prio_tc)) or traffic class; null where the tool printed nothing.
         - C({readable, reason}) instead when C(dcb ets) failed or its output cannot be read (the rest of the interface is still read).
       type: dict
+      version_added: 0.2.0
       returned: when C(dcb) is true
       sample: {"prio_tc": [0, 0, 0, 3, 0, 0, 0, 0], "tc_tsa": ["ets", "strict", "strict", "ets", "strict", "strict", "strict", "strict"],
                "tc_bw": [50, null, null, 50, null, null, null, null]}
@@ -198,6 +199,7 @@ interfaces:
           C(mlnx_qos) report prints no buffer line (MLNX_OFED 4.x).
         - C({readable, reason}) instead when C(dcb buffer) failed or its output cannot be read.
       type: dict
+      version_added: 0.2.0
       returned: when C(dcb) is true
       sample: {"prio_buffer": [0, 0, 0, 1, 0, 0, 0, 0], "buffer_size": [130944, 130944, 0, 0, 0, 0, 0, 0], "total_size": 1027008}
       contains:

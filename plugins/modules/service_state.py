@@ -70,6 +70,7 @@ options:
         run, so it cannot be kept started; start its timer instead.
       - Names as in O(stop); a unit cannot be in both O(start) and O(stop).
     type: list
+    version_added: 0.2.0
     elements: str
     default: []
   enable:
@@ -79,6 +80,7 @@ options:
         too for that. Rollback disables each unit this enabled, which removes its links.
       - Names as in O(stop); a unit must be installed, and cannot be in both O(enable) and O(disable).
     type: list
+    version_added: 0.2.0
     elements: str
     default: []
   daemon_reload:
@@ -89,6 +91,7 @@ options:
       - Not run in check mode; a unit of O(start) or O(enable) that is not installed yet is then listed in
         RV(absent) and RV(notes) instead of failing, since its file may be one an earlier task would write.
     type: bool
+    version_added: 0.2.0
     default: false
   allow_network_stop:
     description:
@@ -98,6 +101,7 @@ options:
         unless the node is reached another way (a console, a BMC, a connection over another network).
       - C(ssh.service) and C(sshd.service) stay refused in O(stop) either way.
     type: bool
+    version_added: 0.2.0
     default: false
 attributes:
   diff_mode:
@@ -178,6 +182,7 @@ daemon_reloaded:
   description: Whether this call ran C(systemctl daemon-reload) (O(daemon_reload), not in check mode, systemd running).
   returned: always
   type: bool
+  version_added: 0.2.0
   sample: true
 generation:
   description: Journal generation recorded by this call.

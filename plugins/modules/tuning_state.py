@@ -51,6 +51,7 @@ options:
     description:
       - C(status) reads the journal; C(rollback) restores originals; C(in_sync) checks whether a tune with
         O(inputs_digest) over O(scopes) would change nothing.
+      - V(in_sync) was added in version 0.2.0.
     type: str
     choices: [status, rollback, in_sync]
     default: status
@@ -59,11 +60,13 @@ options:
       - With O(action=in_sync) (required there), the digest of every input of the tune; in sync only when
         the profile record in O(profile_file) has the same C(inputs_digest).
     type: str
+    version_added: 0.2.0
   scopes:
     description:
       - With O(action=in_sync) (required there), the C(release_scope)s the tune calls modules with, such as
         C(tuning.sysctl); each must have targets stored in the journal, and every target must hold live.
     type: list
+    version_added: 0.2.0
     elements: str
   scope:
     description: With O(action=rollback), C(all) restores every original; C(last) undoes the newest run only.
@@ -183,6 +186,7 @@ kept_edits:
       listed in RV(unrestorable).
   returned: when O(action=rollback)
   type: list
+  version_added: 0.2.0
   elements: dict
   sample: [{"key": "file:/etc/ucx/ucx.conf", "path": "/etc/ucx/ucx.conf", "copy": "/etc/ucx/ucx.conf.hpcnet-rdma-edited"}]
 refused:
@@ -207,6 +211,7 @@ in_sync:
   description: Whether a tune with O(inputs_digest) over O(scopes) would change nothing on this node.
   returned: when O(action=in_sync)
   type: bool
+  version_added: 0.2.0
   sample: false
 reasons:
   description:
@@ -215,6 +220,7 @@ reasons:
       empty when in sync.
   returned: when O(action=in_sync)
   type: list
+  version_added: 0.2.0
   elements: dict
   sample: [{"scope": "tuning.sysctl", "module": "sysctl_tuning", "key": "sysctl:net.ipv4.tcp_rmem",
             "reason": "differs from its target", "target": "4096 87380 268435456", "current": "4096 131072 6291456"}]
@@ -222,16 +228,19 @@ record:
   description: The profile record in O(profile_file) as the last tune wrote it; null when there is none.
   returned: when O(action=in_sync)
   type: dict
+  version_added: 0.2.0
   sample: {"name": "mpi", "digest": "sha256:6c1f...", "inputs_digest": "9f2c...", "sysctls": {}}
 inputs_digest:
   description: O(inputs_digest) as checked (the C(hpcnet.rdma.tuning) role records it after a full run).
   returned: when O(action=in_sync)
   type: str
+  version_added: 0.2.0
   sample: 9f2c51d0e4...
 checked:
   description: How many target keys O(action=in_sync) read live.
   returned: when O(action=in_sync)
   type: int
+  version_added: 0.2.0
   sample: 24
 msg:
   description:

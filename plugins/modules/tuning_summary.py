@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: tuning_summary
 short_description: Summarize a tuning run per host - what changed, what could not be set, the fast path - and hand it to set_stats
-version_added: 0.1.0
+version_added: 0.2.0
 author:
   - hpcnet.rdma contributors (@hpcnet)
 description:

@@ -80,6 +80,7 @@ options:
       - Also read the journal of the node's tuning and the live value of every key it records, and return
         RV(state) - the drift from the recorded profile, the profile and the interrupted generations.
     type: bool
+    version_added: 0.2.0
     default: true
   journal_dir:
     description:
@@ -87,12 +88,14 @@ options:
         with the same trust checks, never created or written. A journal that fails them is reported in
         RV(state), not a module failure.
     type: path
+    version_added: 0.2.0
     default: /var/lib/hpcnet-rdma
   qos:
     description:
       - Also read the RoCE QoS of the data interfaces (PFC, trust, DSCP map, ECN, RDMA CM ToS and mode) and
         return RV(qos). Skipped when the node has no data interface.
     type: bool
+    version_added: 0.2.0
     default: true
 extends_documentation_fragment:
   - hpcnet.rdma.attributes.info
@@ -208,6 +211,7 @@ state:
     - C(failed=true) and C(msg) instead when the journal could not be read (untrusted or corrupt, C(msg) says which).
   returned: when O(drift)
   type: dict
+  version_added: 0.2.0
   sample: {"drift": [{"key": "sysctl:net.core.rmem_max", "applied": "268435456", "current": "212992",
            "since_generation": 3}], "interrupted": [], "profile": {"name": "mpi", "digest": "sha256:6c1f..."},
            "generations": [], "tuned": {}}
@@ -218,6 +222,7 @@ qos:
     - C(failed=true) and C(msg) instead when it could not be read (a tool failed, C(msg) says which).
   returned: when O(qos) and the node has a data interface
   type: dict
+  version_added: 0.2.0
   sample: {"interfaces": {"data0": {"driver": "virtio_net", "backend": "dcb", "dcb": false,
            "reason": "Operation not supported"}}, "rdma_ports": [{"device": "rxe0", "port": 1, "netdev": "data0",
            "active_mtu": 1024, "tos": 106, "mode": "RoCE v2"}], "findings": [],
