@@ -20,7 +20,9 @@ from typing import Callable, List, Optional, TextIO, Tuple
 
 # molecule 26: "INFO     [vm > converge] Executing" without markup (NO_COLOR=1, as scripts/molecule_vm.sh
 # runs it), "INFO     vm ➜ converge: Executing" with it (ansi_output.py format_scenario)
-STEP = re.compile(r"(?:\[[\w.-]+ > (?P<plain>[\w-]+)\]|\b[\w.-]+ ➜ (?P<marked>[\w-]+):) Executing\b")
+STEP = re.compile(r"(?:\[[\w.-]+ > (?P<plain>[\w-]+)\]|\b[\w.-]+ ➜ (?P<marked>[\w-]+):) Executing\s*$")
+# verify's second line names its test folder: "... Executing Testinfra tests found in /x/molecule/vm/tests_metrics/..."
+TESTDIR = re.compile(r"Executing Testinfra tests found in \S*/(?P<dir>[\w.-]+)/(?:\.\.\.)?\s*$")
 PLAY = re.compile(r"^PLAY \[(?P<name>[^\]]*)\]")
 TESTFILE = re.compile(r"^(?:\S*/)?(?P<dir>tests\w*)/test_\w+\.py\b")
 
@@ -41,11 +43,11 @@ class Steps(object):
             return
         if not self.steps or self.steps[-1][3] is not None:
             return
-        play, test = PLAY.match(line), TESTFILE.match(line.strip())
+        play, test, testdir = PLAY.match(line), TESTFILE.match(line.strip()), TESTDIR.search(line)
         if play:
             self.steps[-1][3] = play.group("name")
-        elif test:
-            self.steps[-1][3] = test.group("dir")
+        elif test or testdir:
+            self.steps[-1][3] = (test or testdir).group("dir")
 
     def _close(self, now: float) -> None:
         if self.steps and self.steps[-1][2] is None:

@@ -21,7 +21,7 @@ PLAY [A second play] ******
 INFO     [vm > side_effect] Executing
 PLAY [Fabric metrics on the VMs, and a bench run they export] ******
 INFO     [vm > verify] Executing
-tests_metrics/test_prometheus.py::test_port_state[vm1] PASSED
+INFO     [vm > verify] Executing Testinfra tests found in /w/molecule/vm/tests_metrics/...
 INFO     [vm > destroy] Executing
 """
 
@@ -45,6 +45,7 @@ def test_table_names_each_step_by_its_play_or_test_folder():
     assert "side_effect (Fabric metrics on the VMs, and a bench run they export)" in table
     assert "verify (tests_metrics)" in table
     assert "destroy" in table
+    assert table.count("verify") == 1  # verify's two 'Executing' lines are one step
     assert table.split()[-2:] == ["total", "53.0"]
 
 
@@ -52,6 +53,7 @@ def test_table_names_each_step_by_its_play_or_test_folder():
     ("INFO     [vm > side_effect] Executing", "side_effect"),
     ("INFO     vm ➜ idempotence: Executing", "idempotence"),
     ("INFO     [vm > converge] Executed: Successful", None),
+    ("INFO     [vm > verify] Executing Testinfra tests found in /w/molecule/vm/tests/...", None),
     ("TASK [x] Executing something", None),
 ])
 def test_step_line(line, action):
