@@ -70,8 +70,8 @@ def walk(entries: Optional[Dict[str, Any]], child: str, prefix: str = "") -> Dic
 def current(path: str) -> Dict[Tuple[str, str], Dict[str, Any]]:
     """(kind, short name) -> version_added, options and return values, as ansible-doc renders them."""
     found = {}  # type: Dict[Tuple[str, str], Dict[str, Any]]
-    kinds = ["module"] + [k for k, d in PLUGIN_DIRS.items() if os.path.isdir(os.path.join(path, "ansible_collections",
-                                                                                           "hpcnet", "rdma", "plugins", d))]
+    plugins = os.path.join(path, "ansible_collections", "hpcnet", "rdma", "plugins")
+    kinds = ["module"] + [k for k, d in PLUGIN_DIRS.items() if os.path.isdir(os.path.join(plugins, d))]
     for kind in kinds:
         for fqcn, data in ansible_doc(path, kind, listed(path, kind)).items():
             doc = data.get("doc") or {}
@@ -128,6 +128,13 @@ def release_of() -> Dict[Tuple[str, str], List[str]]:
     return out
 
 
+class _IndentedDumper(yaml.SafeDumper):  # pylint: disable=too-many-ancestors
+    """Lists indented under their key, as yamllint (ansible-lint's yaml rule) wants them."""
+
+    def increase_indent(self, flow=False, indentless=False):
+        return super().increase_indent(flow, False)
+
+
 def snapshot(version: str) -> Dict[str, Any]:
     with open(os.path.join(SNAPSHOTS, version + ".yml"), encoding="utf-8") as f:
         return yaml.safe_load(f) or {}
@@ -177,8 +184,8 @@ def test_each_module_role_and_plugin_has_the_version_of_the_release_listing_it(d
                                 % (kind, name, got, where[0]))
         elif not (got and Version(str(got)) > Version(newest) and str(got) == galaxy_version()):
             problems.append("%s %s (version_added %r) is in no release of changelogs/changelog.yaml; a new one says the "
-                            "version galaxy.yml prepares, greater than %s (galaxy.yml has %s)" % (kind, name, got, newest,
-                                                                                                   galaxy_version()))
+                            "version galaxy.yml prepares, greater than %s (galaxy.yml has %s)"
+                            % (kind, name, got, newest, galaxy_version()))
     listed_only = sorted("%s %s" % k for k in rel if k not in docs)
     assert not listed_only, "listed as new in changelogs/changelog.yaml but not in the collection: %s" % listed_only
     assert not problems, "\n".join(problems)
@@ -233,7 +240,7 @@ def write_snapshot(version: str, path: str) -> str:
     with open(target, "w", encoding="utf-8") as f:
         f.write("---\n# Option and return value paths (aliases included) of every module, role and plugin in release %s,\n"
                 "# written by tests/unit/test_version_added.py snapshot %s; never edited by hand.\n" % (version, version))
-        yaml.safe_dump(out, f, default_flow_style=False, sort_keys=True, width=160)
+        yaml.dump(out, f, Dumper=_IndentedDumper, default_flow_style=False, sort_keys=True, width=160)
     return target
 
 
