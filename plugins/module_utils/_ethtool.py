@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Union
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, NotSupported
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import (
-    NA, ParseError, int_or_none, snake, split_field, split_lines)
+    NA, ParseError, int_or_none, load_json, snake, split_field, split_lines)
 from ansible_collections.hpcnet.rdma.plugins.module_utils._runner import Tool
 
 Scalar = Union[int, str, None]
@@ -226,9 +226,81 @@ def parse_ethtool_stats(text: str) -> Dict[str, int]:
     return result
 
 
+# --------------------------------------------------------------------------- --json (ethtool >= 6.x)
+# ``ethtool --json -g|-c IF`` prints ``[ {"ifname": .., "rx-max": 256, ...} ]``: a key the driver does not
+# report is left out (the text's "n/a"), booleans are JSON booleans.  ethtool 6.1 (Debian 12) answers
+# "bad command line argument(s)" and 6.14 "JSON output not available" for -l/-i; read() then reads the
+# text.  Real captures: real/ethtool-json/virtio_net.ethtool-6.14.eth0.{g,c}.json beside the same
+# device's text output.
+# What an ethtool without --json for the subcommand answers (6.1: "bad command line argument(s)";
+# 6.14 for -l/-i: "JSON output not available for this subcommand").
+_NO_JSON = re.compile(r"bad command line argument|JSON output not available|unrecognized option")
+_RING_JSON = {"rx-max": ("max", "rx"), "rx-mini-max": ("max", "rx_mini"), "rx-jumbo-max": ("max", "rx_jumbo"),
+              "tx-max": ("max", "tx"), "rx": ("current", "rx"), "rx-mini": ("current", "rx_mini"),
+              "rx-jumbo": ("current", "rx_jumbo"), "tx": ("current", "tx")}
+
+
+def _json_object(text: str, tool: str) -> Dict[str, Any]:
+    data = load_json(text, tool)
+    if not isinstance(data, list) or len(data) != 1 or not isinstance(data[0], dict):
+        got = "a list of %d item(s)" % len(data) if isinstance(data, list) else type(data).__name__
+        raise ParseError("%s: expected a list of one object, got %s" % (tool, got))
+    return data[0]
+
+
+def _json_value(key: str, value: Any, tool: str) -> Scalar:
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        return value
+    raise ParseError("%s: %r is %r, not a number, a boolean or a word" % (tool, key, value))
+
+
+def parse_ethtool_rings_json(text: str) -> Dict[str, Any]:
+    """``ethtool --json -g IF`` into what :func:`parse_ethtool_rings` gives for the same device: ``max`` and
+    ``current`` (None where the key is absent), the other keys in ``extra`` under the text's names
+    (booleans as the text's "on"/"off")."""
+    tool = "ethtool --json -g"
+    obj = _json_object(text, tool)
+    result = {"max": dict.fromkeys(_RING_FIELDS.values()), "current": dict.fromkeys(_RING_FIELDS.values()),
+              "extra": {}}  # type: Dict[str, Any]
+    for key, value in obj.items():
+        if key == "ifname":
+            continue
+        value = _json_value(key, value, tool)
+        if key in _RING_JSON:
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ParseError("%s: %r is %r, not a ring size" % (tool, key, value))
+            section, name = _RING_JSON[key]
+            result[section][name] = value
+        else:
+            result["extra"][snake(key)] = ("on" if value else "off") if isinstance(value, bool) else value
+    return result
+
+
+def parse_ethtool_coalesce_json(text: str) -> Dict[str, Union[int, bool, None]]:
+    """``ethtool --json -c IF`` into what :func:`parse_ethtool_coalesce` gives for the same device, but for
+    the keys the driver does not report (absent here, None there)."""
+    tool = "ethtool --json -c"
+    obj = _json_object(text, tool)
+    result = {"adaptive_rx": None, "adaptive_tx": None}  # type: Dict[str, Union[int, bool, None]]
+    for key, value in obj.items():
+        if key == "ifname":
+            continue
+        value = _json_value(key, value, tool)
+        if isinstance(value, str):
+            continue  # no word-valued coalesce parameter is read (as the text reader ignores them)
+        result[snake(key)] = value
+    return result
+
+
 # --------------------------------------------------------------------------- the tool
 ETHTOOL = Tool("ethtool", {
     "rings": ["-g", "{ifname}"],
+    "rings_json": ["--json", "-g", "{ifname}"],
+    "coalesce_json": ["--json", "-c", "{ifname}"],
     "channels": ["-l", "{ifname}"],
     "coalesce": ["-c", "{ifname}"],
     "driver": ["-i", "{ifname}"],
@@ -238,6 +310,8 @@ ETHTOOL = Tool("ethtool", {
     "set_coalesce": ["-C", "{ifname}", "{*args}"],
 }, parsers={
     "rings": parse_ethtool_rings,
+    "rings_json": parse_ethtool_rings_json,
+    "coalesce_json": parse_ethtool_coalesce_json,
     "channels": parse_ethtool_channels,
     "coalesce": parse_ethtool_coalesce,
     "driver": parse_ethtool_driver,
@@ -247,7 +321,19 @@ ETHTOOL = Tool("ethtool", {
 
 def read(host: Host, what: str, ifname: str) -> Optional[Dict[str, Any]]:
     """Parsed ``ethtool -g|-l|-c|-i IF`` (``what``: rings, channels, coalesce, driver); None when
-    the driver does not support it."""
+    the driver does not support it.  Rings and coalescing are read as JSON where this ethtool prints
+    it (``--json``, ethtool >= 6.x) and from the text otherwise, or when the JSON run failed for any
+    reason (the text run then names the failure, "not supported" included)."""
+    facts = getattr(host, "tool_facts", {})
+    if what + "_json" in ETHTOOL.formats and not facts.get("ethtool_no_json"):
+        rc, out, err = ETHTOOL.run(host, what + "_json", ifname=ifname)
+        if rc == 0:
+            try:
+                return ETHTOOL.parsers[what + "_json"](out)
+            except ParseError:
+                pass  # a JSON layout this reader does not know: the text says the same
+        elif _NO_JSON.search(err or out or ""):
+            facts["ethtool_no_json"] = True  # an older ethtool: the rest of this call reads the text at once
     try:
         return ETHTOOL.call(host, what, ifname=ifname)
     except NotSupported:

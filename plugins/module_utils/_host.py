@@ -447,6 +447,9 @@ class Host:
         self._bin_path = bin_path
         self.environ = dict(os.environ if environ is None else environ)
         self._bins: Dict[str, str] = {}
+        # What this call learned about the node's tools, so it is not asked again within the call
+        # (e.g. "ethtool_no_json": this ethtool has no --json for -g/-c).  Lives as long as the call.
+        self.tool_facts: Dict[str, Any] = {}
 
     @classmethod
     def from_module(cls, module: Any, root: str = "/") -> "Host":

@@ -85,6 +85,8 @@ class FakeNode(object):
         self.calls: List[List[str]] = []
         self.fail_on: Optional[str] = None   # substring of an argv that makes the command fail
         self.environ: Dict[str, str] = {}
+        # the ethtool this node has: 6.1 (Debian 12) has no --json for -g/-c; True plays a newer one
+        self.ethtool_json = False
 
     # ---- tree helpers
     def path(self, p: str) -> str:
@@ -161,6 +163,8 @@ class FakeNode(object):
             nic.mtu = mtu
             self.write("/sys/class/net/%s/mtu" % nic.name, "%d\n" % mtu)
             return 0, "", ""
+        if argv[:2] == ["ethtool", "--json"]:
+            return self._ethtool_json(argv[2], argv[3])
         if argv[0] == "ethtool":
             return self._ethtool(argv[1], argv[2], argv[3:])
         return 127, "", "fake node: unexpected command %r" % argv
@@ -172,6 +176,26 @@ class FakeNode(object):
         if nic.kind:
             d["linkinfo"] = {"info_kind": nic.kind}
         return d
+
+    def _ethtool_json(self, flag: str, ifname: str) -> Tuple[int, str, str]:
+        """``ethtool --json -g|-c IF`` as ethtool 6.14 prints it (absent keys for n/a), or 6.1's refusal."""
+        if not self.ethtool_json or flag not in ("-g", "-c"):
+            return 1, "", "ethtool: bad command line argument(s)\nFor more information run ethtool -h\n"
+        nic = self.nics.get(ifname)
+        state = getattr(nic, "rings" if flag == "-g" else "coalesce") if nic is not None else None
+        if state is None:
+            return 1, "[ ]\n", "netlink error: Operation not supported\n"
+        obj: Dict[str, Any] = {"ifname": ifname}
+        if flag == "-g":
+            for k in ("rx", "rx_mini", "rx_jumbo", "tx"):
+                if state["max"].get(k) is not None:
+                    obj[k.replace("_", "-") + "-max"] = state["max"][k]
+            for k in ("rx", "rx_mini", "rx_jumbo", "tx"):
+                if state["current"].get(k) is not None:
+                    obj[k.replace("_", "-")] = state["current"][k]
+        else:
+            obj.update((k.replace("_", "-"), v) for k, v in sorted(state.items()) if v is not None)
+        return 0, json.dumps([obj], indent=4) + "\n", ""
 
     def _ethtool(self, flag: str, ifname: str, args: List[str]) -> Tuple[int, str, str]:
         nic = self.nics.get(ifname)

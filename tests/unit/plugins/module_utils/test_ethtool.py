@@ -362,7 +362,27 @@ def test_read_parses_and_returns_none_when_unsupported(node):
     assert _ethtool.read(host, "rings", "ens1f0np0")["current"]["rx"] == 1024
     assert _ethtool.read(host, "channels", "data0")["max"] == {"rx": 2, "tx": 2, "other": None, "combined": None}
     assert _ethtool.read(host, "rings", "data0") is None          # veth: Operation not supported
-    assert node.calls == [["ethtool", "-g", "ens1f0np0"], ["ethtool", "-l", "data0"], ["ethtool", "-g", "data0"]]
+    # ethtool 6.1 has no --json for -g: the first read tries it, then reads the text; the host (one call)
+    # remembers it, so later reads go to the text at once
+    assert node.calls == [["ethtool", "--json", "-g", "ens1f0np0"], ["ethtool", "-g", "ens1f0np0"],
+                          ["ethtool", "-l", "data0"], ["ethtool", "-g", "data0"]]
+
+
+def test_read_takes_json_where_ethtool_prints_it(node):
+    """A newer ethtool (--json -g/-c): one run per read, the same values as the text gives."""
+    node.add_nic(mlx5())
+    node.add_nic(veth())
+    text = {"rings": _ethtool.read(node.host(), "rings", "ens1f0np0"),
+            "coalesce": _ethtool.read(node.host(), "coalesce", "ens1f0np0")}
+    node.ethtool_json = True
+    host = node.host()
+    del node.calls[:]
+    assert _ethtool.read(host, "rings", "ens1f0np0") == dict(text["rings"], extra={})
+    got = _ethtool.read(host, "coalesce", "ens1f0np0")
+    assert got == dict((k, v) for k, v in text["coalesce"].items() if v is not None or k.startswith("adaptive"))
+    assert _ethtool.read(host, "rings", "data0") is None          # veth: the JSON run fails, the text says why
+    assert node.calls == [["ethtool", "--json", "-g", "ens1f0np0"], ["ethtool", "--json", "-c", "ens1f0np0"],
+                          ["ethtool", "--json", "-g", "data0"], ["ethtool", "-g", "data0"]]
 
 
 def test_write_runs_the_setter_and_names_argv_on_failure(node):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _drivers, _ethtool
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _drivers, _ethtool, _parsing
 
 from ...fixtures.real.loader import real_capture, real_files, real_header
 
@@ -181,3 +181,40 @@ def test_driver_table():
     assert generic["driver"] == "generic" and _drivers.profile("sfc") == "generic" and generic["irq_queue"]
     for name, row in _drivers.DRIVERS.items():
         assert row["irq_queue"], name   # every driver in the table says how its queue IRQs are named
+
+
+# ---------------------------------------------------------------------------- ethtool --json (6.14)
+JSON_PAIRS = ["ethtool-json/virtio_net.ethtool-6.14.eth0"]
+
+
+@pytest.mark.parametrize("stem", JSON_PAIRS)
+def test_rings_json_reads_what_the_same_devices_text_says(stem):
+    """The JSON and the text of one device, taken in the same run, read the same."""
+    from_json = _ethtool.parse_ethtool_rings_json(real_capture(stem + ".g.json"))
+    from_text = _ethtool.parse_ethtool_rings(real_capture(stem + ".g.txt"))
+    assert from_json["max"] == from_text["max"] == {"rx": 256, "rx_mini": None, "rx_jumbo": None, "tx": 256}
+    assert from_json["current"] == from_text["current"]
+    assert from_json["extra"] == {"tx_push": "off", "rx_push": "off"}
+    assert dict((k, v) for k, v in from_text["extra"].items() if v is not None) == from_json["extra"]
+
+
+@pytest.mark.parametrize("stem", JSON_PAIRS)
+def test_coalesce_json_reads_what_the_same_devices_text_says(stem):
+    from_json = _ethtool.parse_ethtool_coalesce_json(real_capture(stem + ".c.json"))
+    from_text = _ethtool.parse_ethtool_coalesce(real_capture(stem + ".c.txt"))
+    assert from_json == {"adaptive_rx": False, "adaptive_tx": None, "rx_usecs": 0, "rx_frames": 1, "tx_usecs": 0,
+                         "tx_frames": 1}
+    assert from_json == dict((k, v) for k, v in from_text.items() if v is not None or k.startswith("adaptive"))
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "ethtool --json -g: malformed JSON"),
+    ("[ ]", "ethtool --json -g: expected a list of one object, got a list of 0 item(s)"),
+    ('{"ifname": "eth0"}', "ethtool --json -g: expected a list of one object, got dict"),
+    ('[{"ifname": "eth0", "rx-max": "lots"}]', "ethtool --json -g: 'rx-max' is 'lots', not a ring size"),
+    ('[{"ifname": "eth0", "rx": [1]}]', "ethtool --json -g: 'rx' is [1], not a number, a boolean or a word"),
+])
+def test_rings_json_fails_small(text, message):
+    with pytest.raises(_parsing.ParseError) as err:
+        _ethtool.parse_ethtool_rings_json(text)
+    assert str(err.value).startswith(message)

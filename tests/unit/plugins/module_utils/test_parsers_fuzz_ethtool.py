@@ -15,8 +15,10 @@ from ...fixtures.real.loader import real_capture, real_files
 
 PARSERS = [("ethtool -g", _ethtool.parse_ethtool_rings), ("ethtool -l", _ethtool.parse_ethtool_channels),
            ("ethtool -c", _ethtool.parse_ethtool_coalesce), ("ethtool -i", _ethtool.parse_ethtool_driver),
-           ("ethtool -S", _ethtool.parse_ethtool_stats), ("/proc/interrupts", _irq.parse_interrupts)]
-CAPTURES = [real_capture(p) for tool in ("ethtool-g", "ethtool-c", "ethtool-i", "ethtool-S", "interrupts") for p in real_files(tool)]
+           ("ethtool -S", _ethtool.parse_ethtool_stats), ("/proc/interrupts", _irq.parse_interrupts),
+           ("ethtool --json -g", _ethtool.parse_ethtool_rings_json), ("ethtool --json -c", _ethtool.parse_ethtool_coalesce_json)]
+CAPTURES = [real_capture(p) for tool in ("ethtool-g", "ethtool-c", "ethtool-i", "ethtool-S", "interrupts", "ethtool-json")
+            for p in real_files(tool)]
 
 
 def only_parse_error(tool, parse, text):
