@@ -14,17 +14,9 @@ import pytest
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _ibtools
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
 
+from ...fixtures.real.loader import real_capture as real
+
 REAL = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "real")
-
-
-def real(path: str) -> str:
-    """A capture's body: its leading ``#`` header lines (source, driver, firmware, tool) stripped."""
-    with open(os.path.join(REAL, path), encoding="utf-8") as f:
-        lines = f.read().splitlines(True)
-    start = 0
-    while start < len(lines) and lines[start].startswith("#"):
-        start += 1
-    return "".join(lines[start:])
 
 
 def header(path: str) -> str:

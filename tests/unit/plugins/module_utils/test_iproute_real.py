@@ -5,23 +5,11 @@
 """``ip -j addr`` / ``ip -j -d link`` read right on real captures (tests/unit/fixtures/real/ip/)."""
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _iproute
 
-REAL = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "real")
-
-
-def real(path: str) -> str:
-    """A capture's body: its leading ``#`` header lines stripped."""
-    with open(os.path.join(REAL, path), encoding="utf-8") as f:
-        lines = f.read().splitlines(True)
-    start = 0
-    while start < len(lines) and lines[start].startswith("#"):
-        start += 1
-    return "".join(lines[start:])
+from ...fixtures.real.loader import real_capture as real
 
 
 # (capture, ifname, mtu, operstate, link_type, flags include UP, link (peer), IPv4 addresses, IPv6 count)

@@ -6,24 +6,12 @@
 GPU/NIC matrix, CPU and NUMA affinity, the NIC legend, tab- and space-separated alike."""
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _nvidia_smi
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
 
-REAL = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "real")
-
-
-def real(path: str) -> str:
-    """A capture's body: its leading ``#`` header lines stripped."""
-    with open(os.path.join(REAL, path), encoding="utf-8") as f:
-        lines = f.read().splitlines(True)
-    start = 0
-    while start < len(lines) and lines[start].startswith("#"):
-        start += 1
-    return "".join(lines[start:])
+from ...fixtures.real.loader import real_capture as real
 
 
 H100 = "nvidia-smi/topo-m.h100.driver-570.sglang-30401.spaces.txt"

@@ -22,18 +22,11 @@ from hypothesis.configuration import set_hypothesis_home_dir  # noqa: E402
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _ibtools, _iproute, _nvidia_smi  # noqa: E402
 from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError  # noqa: E402
 
+from ...fixtures.real.loader import real_capture as real  # noqa: E402
+
 REAL = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "real")
 # hypothesis keeps caches in ./.hypothesis even without an example database: keep them out of the checkout
 set_hypothesis_home_dir(os.path.join(tempfile.gettempdir(), "hpcnet-rdma-hypothesis"))
-
-
-def real(path: str) -> str:
-    with open(os.path.join(REAL, path), encoding="utf-8") as f:
-        lines = f.read().splitlines(True)
-    start = 0
-    while start < len(lines) and lines[start].startswith("#"):
-        start += 1
-    return "".join(lines[start:])
 
 
 def captures(directory: str, pattern: str = "") -> list:

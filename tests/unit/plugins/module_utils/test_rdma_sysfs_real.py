@@ -15,18 +15,9 @@ import pytest
 from ansible_collections.hpcnet.rdma.plugins.module_utils import _fabric, _findings_node
 from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
 
-REAL = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "real")
+from ...fixtures.real.loader import real_capture as real
+
 SEP = "# ttar - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - -"
-
-
-def real(path: str) -> str:
-    """A capture's body: its leading ``#`` header lines stripped."""
-    with open(os.path.join(REAL, path), encoding="utf-8") as f:
-        lines = f.read().splitlines(True)
-    start = 0
-    while start < len(lines) and lines[start].startswith("#"):
-        start += 1
-    return "".join(lines[start:])
 
 
 def untar(path: str, root: str) -> None:
