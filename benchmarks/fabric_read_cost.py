@@ -31,8 +31,8 @@ SEP = "# ttar - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - 
 CHILD = r'''
 import json, os, sys, time, statistics
 sys.path.insert(0, sys.argv[1])
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _fabric
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _fabric
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 root, answers, repeat = sys.argv[2], json.loads(open(sys.argv[3]).read()), int(sys.argv[4])
 def runner(argv):
     name = os.path.basename(argv[0])

@@ -16,7 +16,7 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _spec
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _tuning_summary
 
 MODULE = "hpcnet.rdma.node_tuning"

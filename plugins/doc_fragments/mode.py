@@ -6,7 +6,7 @@ from __future__ import annotations
 
 
 class ModuleDocFragment(object):
-    # The spec is _spec.MODE in plugins/module_utils/_spec.py.
+    # The spec is _spec.MODE in plugins/module_utils/engine/_spec.py.
     DOCUMENTATION = r"""
 options:
   mode:

@@ -140,7 +140,7 @@ import re
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _benchproc
+from ansible_collections.hpcnet.rdma.plugins.module_utils.bench import _server as _benchproc
 
 ARGUMENT_SPEC = dict(
     state=dict(type="str", choices=["started", "stopped"], required=True),

@@ -51,8 +51,11 @@ irqbalance:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _iproute, _irq, _irqplan, _service
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _iproute
+from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
+from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _plan as _irqplan
+from ansible_collections.hpcnet.rdma.plugins.module_utils.services import _domain as _service
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
 ARGUMENT_SPEC = dict(interfaces=dict(type="list", elements="str", default=[]))
 

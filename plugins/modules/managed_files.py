@@ -113,8 +113,8 @@ generation:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils._managed_files import ARGUMENT_SPEC, run
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils.files._module import ARGUMENT_SPEC, run
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
 
 def main() -> None:

@@ -232,8 +232,8 @@ still_applied:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils._node_tuning import ARGUMENT_SPEC, run
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning._module import ARGUMENT_SPEC, run
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
 
 def main() -> None:

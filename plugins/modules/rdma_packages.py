@@ -114,9 +114,10 @@ generation:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _pkg, _spec
-from ansible_collections.hpcnet.rdma.plugins.module_utils._engine import Engine
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _pkg
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._engine import Engine
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
 
 ARGUMENT_SPEC = _spec.argument_spec(dict(
     packages=dict(type="list", elements="str", required=True),

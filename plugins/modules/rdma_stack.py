@@ -226,9 +226,11 @@ generation:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _rdma, _rdmaplan, _spec
-from ansible_collections.hpcnet.rdma.plugins.module_utils._engine import Engine
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _domain as _rdma
+from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _plan as _rdmaplan
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._engine import Engine
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
 ARGUMENT_SPEC = _spec.argument_spec(dict(
     modules=dict(type="list", elements="str", default=[]),

@@ -246,8 +246,9 @@ unsupported:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _qosinfo, _spec
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _info as _qosinfo
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
 
 ARGUMENT_SPEC = dict(
     interfaces=dict(type="list", elements="dict", default=[{"glob": "*"}], options=_spec.argument_spec(_spec.SELECTOR)),

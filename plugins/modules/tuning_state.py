@@ -252,9 +252,12 @@ msg:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _engine, _registry, _spec, _status
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
-from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _engine
+from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _concerns as _registry
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
+from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _status
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 
 # Where the hpcnet.rdma.tuning role records the applied profile (a journaled file like any other).
 PROFILE_FILE = _status.PROFILE_FILE

@@ -397,10 +397,14 @@ from typing import Any, Callable, Dict, List
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _fabric, _findings_node, _qosinfo, _spec, _status
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
-from ansible_collections.hpcnet.rdma.plugins.module_utils._journal import JournalError
-from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _fabric
+from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _findings as _findings_node
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _info as _qosinfo
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
+from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _status
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal import JournalError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
 
 ARGUMENT_SPEC = _spec.argument_spec(dict(
     interfaces=dict(type="list", elements="str", default=[]),

@@ -8,9 +8,9 @@ Input is one dict per host (``nodes``), each with what the role ``hpcnet.rdma.rd
 
 - ``info``   the result of ``hpcnet.rdma.verify_info`` (``fabric`` = fabric_info's facts, ``delta``, ...)
 - ``state``  ``verify_info``'s ``state``: what ``hpcnet.rdma.tuning_state action=status`` returns
-  (``drift``, ``profile``; the same code, module_utils/_status.py)
+  (``drift``, ``profile``; the same code, module_utils/tuning/_status.py)
 - ``qos``    ``verify_info``'s ``qos``: what ``hpcnet.rdma.roce_qos_info`` returns for the data
-  interfaces (the same code, module_utils/_qosinfo.py)
+  interfaces (the same code, module_utils/qos/_info.py)
 - ``ping``   the result of the path MTU ping (``rc``, ``stdout``, ``stderr``) and its ``probe``
 - ``interfaces``  the node's ``rdma_interfaces`` (per-interface coalescing overrides)
 
@@ -26,7 +26,7 @@ import re
 from collections import Counter, OrderedDict
 from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils._irq import format_cpulist
+from ansible_collections.hpcnet.rdma.plugins.module_utils.irq._domain import format_cpulist
 
 SEVERITIES = ("error", "warning", "info")
 RANK = {"info": 1, "warning": 2, "error": 3}

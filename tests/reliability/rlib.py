@@ -21,7 +21,7 @@ import tempfile
 import traceback
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _journal
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _journal
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)

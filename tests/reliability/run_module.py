@@ -73,7 +73,7 @@ def step(root: str, spec: Dict[str, Any]) -> Dict[str, Any]:
 
     from ansible.module_utils import basic
     from ansible.module_utils.testing import patch_module_args
-    from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, module_bin_path, module_runner
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, module_bin_path, module_runner
 
     mod = importlib.import_module("ansible_collections.hpcnet.rdma.plugins.modules." + spec["module"])
     args = dict(spec.get("params") or {})

@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 import os
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
-from ansible_collections.hpcnet.rdma.plugins.module_utils._journal import Journal
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal import Journal
 
 from rlib import JDIR, ROLLBACK, clone, forked, journal_entries, snapshot, spawn
 

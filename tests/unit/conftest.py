@@ -19,7 +19,7 @@ import pytest
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 

@@ -30,7 +30,7 @@ import os
 import shutil
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
 
 from .conftest import FakeNode
 

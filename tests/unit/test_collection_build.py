@@ -45,8 +45,9 @@ ALLOWED = [re.compile(r"\A(?:%s)\Z" % p) for p in (
     r"docs(?:/[\w.-]+)*",
     r"examples(?:/[\w.-]+)*",
     r"playbooks(?:/%s\.yml)?" % NAME,
-    r"plugins(?:/(?:action|doc_fragments|filter|module_utils|modules|plugin_utils|test|lookup|callback)"
+    r"plugins(?:/(?:action|doc_fragments|filter|modules|plugin_utils|test|lookup|callback)"
     r"(?:/_?%s\.(?:py|yml))?)?" % NAME,
+    r"plugins/module_utils(?:/%s)?(?:/(?:_?%s|__init__)\.py)?" % (NAME, NAME),   # module_utils: one folder per layer/concern
     r"roles(?:/%s(?:/README\.md|/(?:defaults|files|handlers|meta|tasks|templates|vars)(?:/[\w.@-]+)*)?)?" % NAME,
 )]
 # Never shipped, wherever they sit (the allow-list would let them through under docs/ or examples/).

@@ -163,7 +163,7 @@ def test_the_defaults_pass_the_role_argument_spec():
 
 
 def test_the_default_interfaces_can_be_baked_without_the_nics():
-    from ansible_collections.hpcnet.rdma.plugins.module_utils import _link
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _domain as _link
     for i, entry in enumerate(VARS["rdma_interfaces"]["default"]):
         kind = [s for s in ("name", "driver") if s in entry]
         assert kind, "interfaces[%d] selects by name or driver (glob/subnet need the NICs)" % i

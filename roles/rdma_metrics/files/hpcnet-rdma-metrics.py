@@ -240,7 +240,7 @@ def _cpus(text):
     return out
 
 
-# How drivers name their MSI-X vectors: a copy of module_utils/_irq.py's IRQ_NAMING and GENERIC_IRQ_NAMING (this
+# How drivers name their MSI-X vectors: a copy of module_utils/irq/_domain.py's IRQ_NAMING and GENERIC_IRQ_NAMING (this
 # script runs alone on the node and cannot import the collection; tests/unit/roles/rdma_metrics/test_collector.py
 # fails when the copies differ).  Per driver: (queue patterns, non-queue patterns); "{if}" is the interface name.
 IRQ_NAMING = {
@@ -277,7 +277,7 @@ def _naming(driver, ifname):
 
 def _queue_irq(actions, naming):
     """Whether the last field of a /proc/interrupts row (the IRQ's name) is a queue vector's, as
-    module_utils/_irq.py's irq_role tells it: a non-queue pattern first (i40e's fdir-TxRx), then a queue one."""
+    module_utils/irq/_domain.py's irq_role tells it: a non-queue pattern first (i40e's fdir-TxRx), then a queue one."""
     name = (actions.split() or [""])[-1]
     queue, other = naming
     if any(rx.search(name) for rx in other):
@@ -304,7 +304,7 @@ def collect_irqs(root, m, netdevs):
             rows[int(head)] = ([_int(x) or 0 for x in fields[:ncpu]], " ".join(fields[ncpu:]))
     for ifname in netdevs:
         # the device's MSI-X vectors (virtio-net: its parent PCI device's) and any IRQ named after the netdev,
-        # queue vectors only - as hpcnet.rdma.irq_affinity picks them (module_utils/_irq.py, per driver)
+        # queue vectors only - as hpcnet.rdma.irq_affinity picks them (module_utils/irq/_domain.py, per driver)
         naming = _naming(_driver(root, ifname), ifname)
         msi = _ls(root, "/sys/class/net/%s/device/msi_irqs" % ifname) or \
             _ls(root, "/sys/class/net/%s/device/../msi_irqs" % ifname)

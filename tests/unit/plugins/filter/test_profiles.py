@@ -14,8 +14,12 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.hpcnet.rdma.plugins.filter import profiles as profiles_filter
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _link, _qos, _spec
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _irq_affinity as irq_affinity, _nic_tuning as nic_tuning, _roce_qos as roce_qos
+from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _domain as _link
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _domain as _qos
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
+from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _module as irq_affinity
+from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _module as nic_tuning
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _module as roce_qos
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _profiles
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils._profiles import ProfileError, resolve
 

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _benchproc as bp
+from ansible_collections.hpcnet.rdma.plugins.module_utils.bench import _server as bp
 from ansible_collections.hpcnet.rdma.plugins.modules import bench_server
 
 

@@ -2,7 +2,7 @@
 # Copyright (c) 2026 hpcnet.rdma contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""plugins/module_utils/_dcb.py: the ``dcb -j`` parsers against recorded outputs
+"""plugins/module_utils/node/_dcb.py: the ``dcb -j`` parsers against recorded outputs
 (tests/unit/fixtures/README.md says which are captured and which reconstructed from the tools'
 documented formats), and the argv table and its checks through the runner against
 tests/unit/fake_qos.py (a simulation)."""
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _dcb
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import HostError, NotSupported
-from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError, is_not_supported
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import HostError, NotSupported
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError, is_not_supported
 
 from ...conftest import fixture, mlx5, veth
 from ...fake_qos import FakeQos, QosNode

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _dcb
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb
 
 REAL = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "real", "dcb")
 

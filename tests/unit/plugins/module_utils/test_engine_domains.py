@@ -16,9 +16,14 @@ from typing import Any, Dict, List, Set
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _domain, _engine, _irq, _rdma, _registry, _sysctl
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import HostError
-from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _domain
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _engine
+from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
+from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _domain as _rdma
+from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _concerns as _registry
+from ansible_collections.hpcnet.rdma.plugins.module_utils.sysctl import _domain as _sysctl
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PLUGINS = os.path.join(HERE, "..", "..", "..", "..", "plugins")
@@ -30,17 +35,21 @@ ALL_PREFIXES = ["dcb", "devnode", "dir", "ecn", "file", "irq", "kmod", "mlnx_qos
 def _domain_files() -> Dict[str, Any]:
     """Every module_utils file that defines a DOMAINS map, imported."""
     out = {}
-    for name in sorted(os.listdir(os.path.join(PLUGINS, "module_utils"))):
-        if name.endswith(".py") and name != "__init__.py":
-            mod = importlib.import_module("%s.%s" % (MU, name[:-3]))
-            if isinstance(getattr(mod, "DOMAINS", None), dict):
-                out[name[:-3]] = mod
+    top = os.path.join(PLUGINS, "module_utils")
+    for folder, _dirs, names in sorted(os.walk(top)):
+        for name in sorted(names):
+            if name.endswith(".py") and name != "__init__.py":
+                rel = os.path.relpath(os.path.join(folder, name[:-3]), top).replace(os.sep, ".")
+                mod = importlib.import_module("%s.%s" % (MU, rel))
+                if isinstance(getattr(mod, "DOMAINS", None), dict):
+                    out[rel] = mod
     return out
 
 
 def test_every_domain_conforms_and_rollback_knows_it():
     files = _domain_files()
-    assert sorted(files) == ["_files", "_irq", "_link", "_pkg", "_qos", "_rdma", "_service", "_sysctl"]
+    assert sorted(files) == ["files._domain", "irq._domain", "nic._domain", "qos._domain", "services._domain", "stack._domain",
+                             "stack._pkg", "sysctl._domain"]
     registered = [id(m) for m in _registry.all_maps()]
     for name, mod in files.items():
         assert id(mod.DOMAINS) in registered, "%s.DOMAINS is not in _registry.all_maps(): rollback cannot restore it" % name
@@ -56,9 +65,9 @@ def test_the_registry_names_every_prefix_of_every_domain_file():
 
 
 @pytest.mark.parametrize("keys, files", [
-    (["sysctl:net.core.rmem_max", "file:/etc/sysctl.d/90-x.conf"], ["_files", "_sysctl"]),
-    (["nic:data0:mtu", "irq:41", "service:irqbalance.service"], ["_link", "_irq", "_service"]),
-    (["dcb:data0:pfc", "kmod:rdma_rxe"], ["_rdma", "_qos"]),
+    (["sysctl:net.core.rmem_max", "file:/etc/sysctl.d/90-x.conf"], ["files._domain", "sysctl._domain"]),
+    (["nic:data0:mtu", "irq:41", "service:irqbalance.service"], ["nic._domain", "irq._domain", "services._domain"]),
+    (["dcb:data0:pfc", "kmod:rdma_rxe"], ["stack._domain", "qos._domain"]),
     ([], []),
     (["sysctl:a", "bogus:x"], list(_registry.FILES)),    # an unknown prefix: every map (the error names them all)
 ])
@@ -71,13 +80,14 @@ def test_for_keys_imports_only_the_domain_files_it_needs():
     """The no-change rerun's in-sync check compiles no domain file it does not read (a fresh interpreter:
     this process has imported them all)."""
     code = ("import json, sys\n"
-            "from %s import _registry\n"
-            "_registry.for_keys(['sysctl:a', 'file:/b'])\n"
-            "print(json.dumps(sorted(n.rsplit('.', 1)[1] for n in sys.modules if n.startswith('%s._'))))" % (MU, MU))
+            "from %s.tuning import _concerns\n"
+            "_concerns.for_keys(['sysctl:a', 'file:/b'])\n"
+            "print(json.dumps(sorted(n[len('%s.'):] for n in sys.modules if n.startswith('%s.'))))" % (MU, MU, MU))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
     loaded = set(json.loads(out.stdout))
-    assert {"_files", "_sysctl"} <= loaded and not loaded & {"_link", "_irq", "_service", "_pkg", "_rdma", "_qos"}
+    assert {"files._domain", "sysctl._domain"} <= loaded
+    assert not loaded & {"nic._domain", "irq._domain", "services._domain", "stack._pkg", "stack._domain", "qos._domain"}
 
 
 def test_an_engine_knows_its_modules_domains_and_files_and_dirs():
@@ -170,10 +180,12 @@ def _imports(path: str) -> List[str]:
         tree = ast.parse(f.read())
     out = []
     for n in ast.walk(tree):
-        if isinstance(n, ast.ImportFrom) and n.module == MU:
-            out += [a.name for a in n.names]
-        elif isinstance(n, ast.ImportFrom) and (n.module or "").startswith(MU + "."):
-            out.append(n.module[len(MU) + 1:])
+        if isinstance(n, ast.ImportFrom) and (n.module or "").startswith(MU + "."):
+            rel = n.module[len(MU) + 1:]
+            if os.path.isdir(os.path.join(PLUGINS, "module_utils", *rel.split("."))):   # from MU.pkg import _file
+                out += [rel + "." + a.name for a in n.names]
+            else:                                                                        # from MU.pkg._file import name
+                out.append(rel)
     return out
 
 
@@ -184,24 +196,25 @@ def _closure(module: str) -> Set[str]:
         name = todo.pop()
         if name not in seen:
             seen.add(name)
-            todo += _imports(os.path.join(PLUGINS, "module_utils", name + ".py"))
+            todo += _imports(os.path.join(PLUGINS, "module_utils", *name.split(".")) + ".py")
     return seen
 
 
 @pytest.mark.parametrize("module, never", [
-    ("sysctl_tuning", {"_registry", "_qos", "_rdma", "_irq", "_pkg"}),
-    ("nic_tuning", {"_registry", "_qos", "_rdma", "_irq", "_pkg", "_sysctl"}),
-    ("managed_files", {"_registry", "_qos", "_rdma", "_irq", "_pkg", "_sysctl"}),
-    ("rdma_packages", {"_registry", "_qos", "_rdma", "_irq", "_sysctl"}),
-    ("irq_affinity", {"_registry", "_qos", "_rdma", "_pkg", "_sysctl"}),
-    ("rdma_stack", {"_registry", "_qos", "_irq", "_pkg", "_sysctl"}),
-    ("roce_qos", {"_registry", "_irq", "_pkg", "_sysctl"}),
+    ("sysctl_tuning", {"tuning._concerns", "qos._domain", "stack._domain", "irq._domain", "stack._pkg"}),
+    ("nic_tuning", {"tuning._concerns", "qos._domain", "stack._domain", "irq._domain", "stack._pkg", "sysctl._domain"}),
+    ("managed_files", {"tuning._concerns", "qos._domain", "stack._domain", "irq._domain", "stack._pkg", "sysctl._domain"}),
+    ("rdma_packages", {"tuning._concerns", "qos._domain", "stack._domain", "irq._domain", "sysctl._domain"}),
+    ("irq_affinity", {"tuning._concerns", "qos._domain", "stack._domain", "stack._pkg", "sysctl._domain"}),
+    ("rdma_stack", {"tuning._concerns", "qos._domain", "irq._domain", "stack._pkg", "sysctl._domain"}),
+    ("roce_qos", {"tuning._concerns", "irq._domain", "stack._pkg", "sysctl._domain"}),
 ])
 def test_a_module_ships_only_the_domains_it_writes(module, never):
     """What AnsiballZ ships follows these imports (scripts/payload_sizes.py measures it)."""
     assert _closure(module) & never == set()
-    assert {"_engine", "_domain", "_files"} <= _closure(module)
+    assert {"engine._engine", "engine._domain", "files._domain"} <= _closure(module)
 
 
 def test_rollback_ships_every_domain():
-    assert {"_registry", "_sysctl", "_link", "_irq", "_service", "_pkg", "_rdma", "_qos", "_files"} <= _closure("tuning_state")
+    assert {"tuning._concerns", "sysctl._domain", "nic._domain", "irq._domain", "services._domain", "stack._pkg", "stack._domain",
+            "qos._domain", "files._domain"} <= _closure("tuning_state")

@@ -2,15 +2,16 @@
 # Copyright (c) 2026 hpcnet.rdma contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Table-driven tests for plugins/module_utils/_ethtool.py: the parsers against recorded tool
+"""Table-driven tests for plugins/module_utils/node/_ethtool.py: the parsers against recorded tool
 output, and the argv table through the runner."""
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _ethtool, _fabric
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import HostError
-from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ethtool
+from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _fabric
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
 
 from ...conftest import fixture, mlx5, veth
 

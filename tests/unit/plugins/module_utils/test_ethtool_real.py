@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _drivers, _ethtool, _parsing
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _drivers
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ethtool
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _parsing
 
 from ...fixtures.real.loader import real_capture, real_files, real_header
 

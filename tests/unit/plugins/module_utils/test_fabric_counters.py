@@ -13,7 +13,9 @@ from typing import List, Tuple
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _drivers, _ethtool, _fabric
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _drivers
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ethtool
+from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _fabric
 
 from ...conftest import FakeNic, FakeNode
 from ...fixtures.real.loader import real_capture

@@ -15,9 +15,10 @@ import struct
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _files, _journal
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
-from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Change, Plan
+from ansible_collections.hpcnet.rdma.plugins.module_utils.files import _domain as _files
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _journal
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Change, Plan
 
 NOBODY = 65534
 LABEL = "system_u:object_r:etc_t:s0"
@@ -246,7 +247,7 @@ def test_same(actual, wanted, result):
 
 
 def test_planners_reading_an_earlier_file_see_its_text_whatever_the_encoding():
-    from ansible_collections.hpcnet.rdma.plugins.module_utils import _irqplan
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _plan as _irqplan
     latin1 = _files.owned(b"# \xe9t\xe9\nmlx5_comp0\n")
     assert latin1["encoding"] == "base64"
     assert _irqplan.merged_banned(latin1, ["mlx5_comp1"]) == ["mlx5_comp0", "mlx5_comp1"]
@@ -254,7 +255,7 @@ def test_planners_reading_an_earlier_file_see_its_text_whatever_the_encoding():
 
 
 def test_a_diff_shows_the_text_of_a_file_that_is_not_utf8():
-    from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import render_diff
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import render_diff
     diff = render_diff(Plan([Change("file:/etc/x.conf", _files.owned(b"caf\xe9\n"), _files.owned("caf\u00e9\n"))]))
     assert (diff[0]["before"], diff[0]["after"]) == ("caf\ufffd\n", "caf\u00e9\n")
 

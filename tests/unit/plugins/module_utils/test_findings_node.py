@@ -11,8 +11,8 @@ import os
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _findings_node as N
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _findings as N
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "fabric_info")
 

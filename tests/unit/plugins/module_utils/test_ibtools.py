@@ -2,15 +2,15 @@
 # Copyright (c) 2026 hpcnet.rdma contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""plugins/module_utils/_ibtools.py: the ibv_devinfo, ibstat and ``rdma -j link`` parsers against
+"""plugins/module_utils/node/_ibtools.py: the ibv_devinfo, ibstat and ``rdma -j link`` parsers against
 recorded outputs (tests/unit/fixtures/README.md), and their argv tables through the runner."""
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _ibtools
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import HostError
-from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ibtools
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
 
 from ...conftest import fixture, mlx5
 from ...fake_qos import FakeRdma, QosNode

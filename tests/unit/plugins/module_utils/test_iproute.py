@@ -2,7 +2,7 @@
 # Copyright (c) 2026 hpcnet.rdma contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Table-driven tests for plugins/module_utils/_iproute.py: the ``ip -j`` parsers against recorded
+"""Table-driven tests for plugins/module_utils/node/_iproute.py: the ``ip -j`` parsers against recorded
 output, the argv table, and the interface helpers on a fake node."""
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import os
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _iproute
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
-from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _iproute
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
 
 from ...conftest import fixture, mlx5, veth
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _iproute
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _iproute
 
 from ...fixtures.real.loader import real_capture as real
 

@@ -11,8 +11,9 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _irq, _irqplan
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
+from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _plan as _irqplan
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import HostError
 from ansible_collections.hpcnet.rdma.plugins.modules import irq_affinity, tuning_state
 
 from ...conftest import Failed, FakeModule, fixture

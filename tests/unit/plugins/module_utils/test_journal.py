@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
-from ansible_collections.hpcnet.rdma.plugins.module_utils._journal import Journal, JournalError
-from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal import Journal, JournalError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 
 JDIR = "/var/lib/hpcnet-rdma"
 
@@ -394,7 +394,7 @@ def test_partial_rollback_of_the_last_generation(host):
 
 
 # ---------------------------------------------------------------- through the modules (fake node)
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _journal as journal_module  # noqa: E402
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _journal as journal_module  # noqa: E402
 from ansible_collections.hpcnet.rdma.plugins.modules import nic_tuning, sysctl_tuning, tuning_state  # noqa: E402
 
 from ...conftest import Failed, FakeModule, veth  # noqa: E402
@@ -532,7 +532,8 @@ def test_a_run_with_nothing_to_do_takes_the_lock_to_reconcile(tuned, monkeypatch
 
 def test_the_journal_knows_every_key_prefix_of_the_registry():
     """A key prefix the journal does not know makes every journal holding it 'foreign'."""
-    from ansible_collections.hpcnet.rdma.plugins.module_utils import _engine, _registry
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _engine
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _concerns as _registry
     assert set(_engine.Domains(*_registry.all_maps()).prefixes()) == set(journal_module.KEY_PREFIXES)
 
 

@@ -2,13 +2,13 @@
 # Copyright (c) 2026 hpcnet.rdma contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""plugins/module_utils/_kmod.py: the modprobe and rmmod argv tables, through the runner."""
+"""plugins/module_utils/node/_kmod.py: the modprobe and rmmod argv tables, through the runner."""
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _kmod
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _kmod
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import HostError
 
 from ...conftest import host_answering
 

@@ -2,12 +2,13 @@
 # Copyright (c) 2026 hpcnet.rdma contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""plugins/module_utils/_kmodfiles.py: modules.dep, modules.builtin and modules.softdep parsers
+"""plugins/module_utils/node/_kmodfiles.py: modules.dep, modules.builtin and modules.softdep parsers
 against files captured on Debian 12 (tests/unit/fixtures/README.md), and the module closure
 _rdma computes from them."""
 from __future__ import annotations
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _kmodfiles, _rdma
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _kmodfiles
+from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _domain as _rdma
 
 from ...conftest import fixture
 

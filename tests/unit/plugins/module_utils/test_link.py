@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _link
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _domain as _link
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.modules import nic_tuning
 
 from ...conftest import Failed, FakeModule, fixture, mlx5, veth

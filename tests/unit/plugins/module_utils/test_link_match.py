@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _link
+from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _domain as _link
 from ansible_collections.hpcnet.rdma.plugins.modules import nic_tuning
 
 from ...conftest import Failed, FakeModule, mlx5, veth

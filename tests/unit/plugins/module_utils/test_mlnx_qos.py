@@ -2,16 +2,16 @@
 # Copyright (c) 2026 hpcnet.rdma contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""plugins/module_utils/_mlnx_qos.py: the report parser against reconstructed outputs
+"""plugins/module_utils/node/_mlnx_qos.py: the report parser against reconstructed outputs
 (tests/unit/fixtures/README.md), and the argv table and its check through the runner against
 tests/unit/fake_qos.py (a simulation)."""
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _mlnx_qos
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import HostError, NotSupported
-from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _mlnx_qos
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import HostError, NotSupported
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
 
 from ...conftest import fixture, mlx5, veth
 from ...fake_qos import FakeQos, QosNode

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _mlnx_qos
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _mlnx_qos
 
 REAL = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "real", "mlnx_qos")
 DEFAULT_MAP = dict((d, d >> 3) for d in range(64))

@@ -2,14 +2,14 @@
 # Copyright (c) 2026 hpcnet.rdma contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""plugins/module_utils/_nvidia_smi.py: the ``nvidia-smi topo -m`` parser against a recorded
+"""plugins/module_utils/node/_nvidia_smi.py: the ``nvidia-smi topo -m`` parser against a recorded
 output (tests/unit/fixtures/README.md), and its argv table."""
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _nvidia_smi
-from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _nvidia_smi
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
 
 from ...conftest import fixture
 

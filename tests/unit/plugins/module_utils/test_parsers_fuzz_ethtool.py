@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _drivers, _ethtool, _irq
-from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _drivers
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ethtool
+from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
 
 from ...fixtures.real.loader import real_capture, real_files
 

@@ -19,8 +19,10 @@ hypothesis = pytest.importorskip("hypothesis", reason="hypothesis is not install
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 from hypothesis.configuration import set_hypothesis_home_dir  # noqa: E402
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _ibtools, _iproute, _nvidia_smi  # noqa: E402
-from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError  # noqa: E402
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ibtools
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _iproute
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _nvidia_smi  # noqa: E402
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError  # noqa: E402
 
 from ...fixtures.real.loader import real_capture as real  # noqa: E402
 

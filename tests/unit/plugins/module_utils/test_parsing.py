@@ -2,13 +2,17 @@
 # Copyright (c) 2026 hpcnet.rdma contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Tests for plugins/module_utils/_parsing.py, what every tool parser shares."""
+"""Tests for plugins/module_utils/node/_parsing.py, what every tool parser shares."""
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _dcb, _ibtools, _iproute, _irqplan, _parsing
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ibtools
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _iproute
+from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _plan as _irqplan
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _parsing
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
 
 from ...conftest import fixture
 

@@ -2,14 +2,15 @@
 # Copyright (c) 2026 hpcnet.rdma contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""plugins/module_utils/_pkgtools.py: the apt, dpkg and dnf output parsers against captured
+"""plugins/module_utils/node/_pkgtools.py: the apt, dpkg and dnf output parsers against captured
 outputs (tests/unit/fixtures/README.md)."""
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _pkg, _pkgtools
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _pkg
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _pkgtools
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import HostError
 
 from ...conftest import fixture, host_answering
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Change, Plan, render_diff, render_value
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Change, Plan, render_diff, render_value
 
 
 @pytest.mark.parametrize("before, after, added", [

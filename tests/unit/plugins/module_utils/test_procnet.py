@@ -2,14 +2,14 @@
 # Copyright (c) 2026 hpcnet.rdma contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""plugins/module_utils/_procnet.py: /proc/net/softnet_stat, /proc/net/snmp and /proc/net/tcp,
+"""plugins/module_utils/node/_procnet.py: /proc/net/softnet_stat, /proc/net/snmp and /proc/net/tcp,
 tcp6 against captured files (tests/unit/fixtures/README.md)."""
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _procnet
-from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _procnet
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
 
 from ...conftest import fixture
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _qos
-from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _domain as _qos
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 
 
 def obs(backend="dcb", trust="pcp", control="implicit", pfc=(), dscp=None, default_prio=0, driver="mlx5_core"):

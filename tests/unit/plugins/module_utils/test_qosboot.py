@@ -13,7 +13,10 @@ import subprocess
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _qos, _qosboot, _qosplan, _rdma
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _domain as _qos
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _boot as _qosboot
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _plan as _qosplan
+from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _domain as _rdma
 
 BINS = {"dcb": "/usr/sbin/dcb", "mlnx_qos": "/usr/bin/mlnx_qos", "modprobe": "/usr/sbin/modprobe"}
 NET = "wait_for /sys/class/net/%s"

@@ -9,7 +9,9 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _qos, _qosboot, _qosplan
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _domain as _qos
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _boot as _qosboot
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _plan as _qosplan
 
 BOOT = ["file:" + _qosboot.SCRIPT, "file:" + _qosboot.UNIT_FILE, "file:" + _qosboot.UNIT_LINK]
 BINS = {"dcb": "/usr/sbin/dcb", "mlnx_qos": "mlnx_qos", "modprobe": "/usr/sbin/modprobe"}

@@ -12,8 +12,9 @@ import os
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _fabric, _findings_node
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _fabric
+from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _findings as _findings_node
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
 
 from ...fixtures.real.loader import real_capture as real
 

@@ -9,7 +9,8 @@ from typing import Any, Dict, List
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _rdma, _rdmaplan
+from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _domain as _rdma
+from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _plan as _rdmaplan
 
 R = "6.1.0-28-amd64"
 

@@ -2,7 +2,7 @@
 # Copyright (c) 2026 hpcnet.rdma contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Table-driven tests for plugins/module_utils/_runner.py: argv from the format table, the rc
+"""Table-driven tests for plugins/module_utils/node/_runner.py: argv from the format table, the rc
 check with an error naming the tool and argv, and the parser applied to stdout."""
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Optional
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import HostError, NotSupported
-from ansible_collections.hpcnet.rdma.plugins.module_utils._runner import Failure, Tool, rc_check
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import HostError, NotSupported
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._runner import Failure, Tool, rc_check
 
 from ...conftest import host_answering
 

@@ -2,7 +2,7 @@
 # Copyright (c) 2026 hpcnet.rdma contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""plugins/module_utils/_service.py: the service domain's value as systemctl answers it, and what
+"""plugins/module_utils/services/_domain.py: the service domain's value as systemctl answers it, and what
 counts as the same state (a unit that is gone is every state that neither runs nor starts at boot)."""
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import os
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _service
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils.services import _domain as _service
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
 OFF = {"active": False, "enabled": "disabled"}
 

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _sysctl
+from ansible_collections.hpcnet.rdma.plugins.module_utils.sysctl import _domain as _sysctl
 from ansible_collections.hpcnet.rdma.plugins.modules import sysctl_tuning
 
 from ...conftest import Failed, FakeModule

@@ -19,7 +19,10 @@ import yaml
 
 from ansible.utils.plugin_docs import get_docstring
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _dcb, _journal, _qos, _spec
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _journal
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _domain as _qos
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
 
 COLLECTION = "hpcnet.rdma"
 PKG = "ansible_collections.hpcnet.rdma.plugins"

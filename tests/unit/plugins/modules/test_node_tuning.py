@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _node_tuning
+from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _module as _node_tuning
 from ansible_collections.hpcnet.rdma.plugins.modules import managed_files, nic_tuning, node_tuning, sysctl_tuning
 
 from ...conftest import Failed, FakeModule, FakeNode, mlx5, veth
@@ -278,7 +278,7 @@ def test_a_refusal_after_an_earlier_tune_takes_only_this_call_s_changes_out_of_t
 
 
 def test_a_key_that_cannot_be_reverted_is_named_and_stays_journaled_for_rollback(lab, monkeypatch):
-    from ansible_collections.hpcnet.rdma.plugins.module_utils import _host
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _host
     real = _host.Host.write_proc
 
     def refuse_the_original(self, path, value):

@@ -18,7 +18,8 @@ import shutil
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _pkg, _rdma
+from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _pkg
+from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _domain as _rdma
 from ansible_collections.hpcnet.rdma.plugins.modules import fabric_info, rdma_packages, rdma_stack, tuning_state
 
 from ...conftest import FIXTURES, Failed, FakeModule, FakeNode, fixture, veth
@@ -192,7 +193,7 @@ class RdmaNode(FakeNode):
 
 
 def _parse_dep():
-    from ansible_collections.hpcnet.rdma.plugins.module_utils import _kmodfiles
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _kmodfiles
     return _kmodfiles.parse_modules_dep(fixture("modules.dep.6.1.0-57-amd64.captured.txt"))
 
 

@@ -12,7 +12,7 @@ import re
 import pytest
 import yaml
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _qosboot
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _boot as _qosboot
 from ansible_collections.hpcnet.rdma.plugins.modules import roce_qos, roce_qos_info, tuning_state
 
 from ...conftest import Failed, FakeModule, FakeNic, mlx5

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.modules import managed_files, service_state, tuning_state
 
 from ...conftest import Failed, FakeModule

@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _findings_node
-from ansible_collections.hpcnet.rdma.plugins.module_utils._journal import Journal
-from ansible_collections.hpcnet.rdma.plugins.module_utils._plan import Plan
+from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _findings as _findings_node
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal import Journal
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 from ansible_collections.hpcnet.rdma.plugins.modules import roce_qos_info, tuning_state, verify_info
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings
 

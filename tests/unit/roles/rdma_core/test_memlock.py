@@ -25,7 +25,7 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar
 
 import ansible_collections.hpcnet.rdma as collection
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _rdma
+from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _domain as _rdma
 from ansible_collections.hpcnet.rdma.plugins.modules import rdma_stack
 
 from ...conftest import FakeModule, veth

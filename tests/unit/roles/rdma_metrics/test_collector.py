@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _irq
+from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
 
 from ...fixtures.real.loader import real_capture
 from ...plugins.module_utils import test_irq_real
@@ -273,7 +273,7 @@ def test_virtio_queue_irqs_are_on_the_parent_pci_device(tmp_path):
 
 def test_queue_vectors_are_told_apart_as_the_irq_module_does():
     """The collector runs alone on the node (no collection there); its IRQ naming table is a copy of
-    module_utils/_irq's (IRQ_NAMING, GENERIC_IRQ_NAMING): a row added there and not here fails here."""
+    module_utils/irq/_domain's (IRQ_NAMING, GENERIC_IRQ_NAMING): a row added there and not here fails here."""
     assert collector.IRQ_NAMING == _irq.IRQ_NAMING
     assert collector.GENERIC_IRQ_NAMING == _irq.GENERIC_IRQ_NAMING
 

@@ -121,7 +121,7 @@ def test_every_journaling_call_joins_the_run_with_its_release_scope(concern):
     """A step concern is one step, named after the concern, with its release scope and nothing else of
     the run (apply.yml gives every step journal_run, journal_dir and mode); a role concern includes
     its role with module_defaults."""
-    from ansible_collections.hpcnet.rdma.plugins.module_utils._node_tuning import STEPS
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning._module import STEPS
 
     scope = "tuning." + concern
     if concern in ROLE_VARS["__rdma_step_of"]:

@@ -1,0 +1,482 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The ``irq`` domain: NUMA-aware IRQ affinity of NIC queue interrupts.
+
+Keys are ``irq:NAME`` (the name in /proc/interrupts, e.g. ``virtio2-input.0``,
+``mlx5_comp3@pci:0000:3b:00.0``), never the IRQ number: numbers change across boots and driver
+reloads, names do not.  Values are kernel cpulists (``0-3,8``).
+
+This file is also installed on the node as the boot-time applier (``main()``): it must stay
+standard-library only and import nothing else from the collection.  All reads and writes go
+through a host object with ``read``, ``listdir``, ``exists`` and ``write_proc`` — the collection's
+``_host.Host`` at tune time, :class:`BootHost` at boot.
+"""
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+import sys
+from typing import Any, Dict, List, Optional
+
+INTERRUPTS = "/proc/interrupts"
+ONLINE = "/sys/devices/system/cpu/online"
+# The IRQ names the boot applier pinned at this boot, for irqbalance's policy script: an image baked
+# with no NIC present has no names in its persistent ban list, so the boot adds them here (tmpfs:
+# gone at the next boot, nothing to roll back).
+RUN_BANNED = "/run/hpcnet-rdma/irqbalance-banned"
+POLICIES = ("spread-local", "single", "explicit", "hint")
+# How drivers name their MSI-X vectors in /proc/interrupts: the IRQ columns of the driver table
+# (_drivers.DRIVERS reads them from here; they live in this file because the boot applier runs
+# alone on the node).  Per driver: (queue patterns, non-queue patterns).  A queue pattern captures
+# the queue index as group "q"; "{if}" stands for the interface name.  Non-queue patterns are tried
+# first (i40e's "...:fdir-TxRx-0" is a flow-director sideband vector, not a data queue).  Each entry
+# is proven by a capture under tests/unit/fixtures/real/interrupts/ (docs/hardware.md lists them).
+IRQ_NAMING = {
+    # mlx5_comp3@pci:0000:3b:00.0; mlx5_async0@..., older mlx5_{pages,cmd,async}_eq@...
+    "mlx5_core": ([r"^mlx5_comp(?P<q>\d+)(?:@|$)"], [r"^mlx5_(?:async|pages|cmd|page_fault|fw)"]),
+    # MLNX_OFED 2.x mlx4_en: eth6-0 per ring; upstream: mlx4-comp-N@pci:... shared EQs; mlx4-async@pci:...
+    "mlx4_en": ([r"^{if}-(?P<q>\d+)$", r"^mlx4-comp-(?P<q>\d+)@"], [r"^mlx4-async@"]),
+    # ice-ens2f1-TxRx-0; the out-of-tree ice (1.16) gives one vector two queues: ice-ens2f1-TxRx-0-1 (index: the first);
+    # ice-0000:65:00.0:ctrl-TxRx-0 is the control VSI's vector (flow director), not a data queue
+    "ice": ([r"^ice-{if}-TxRx-(?P<q>\d+)(?:-\d+)?$"], [r":misc$", r":ctrl-TxRx-\d+$"]),
+    "i40e": ([r"^i40e-{if}-TxRx-(?P<q>\d+)$"], [r":misc$", r":fdir-TxRx-\d+$"]),
+    "ixgbe": ([r"^{if}-TxRx-(?P<q>\d+)$"], [r"^{if}$"]),
+    "igb": ([r"^{if}-(?:TxRx|rx|tx)-(?P<q>\d+)$"], [r"^{if}$"]),
+    "e1000e": ([r"^{if}-(?:rx|tx)-(?P<q>\d+)$"], [r"^{if}$"]),
+    "bnxt_en": ([r"^{if}-(?:TxRx|rx|tx)-(?P<q>\d+)$"], []),
+    "bnx2": ([r"^{if}-(?P<q>\d+)$"], []),
+    "bnx2x": ([r"^{if}-fp-(?P<q>\d+)$"], [r"^{if}$"]),
+    "tg3": ([r"^{if}-(?:txrx|tx|rx)-(?P<q>\d+)$"], [r"^{if}$"]),
+    # ens5-Tx-Rx-0 per queue pair; ena-mgmnt@pci:0000:00:05.0 (admin/AENQ)
+    "ena": ([r"^{if}-Tx-Rx-(?P<q>\d+)$"], [r"^ena-mgmnt@"]),
+    # gve-ntfy-blk0@pci:... since 6.3; eth0-ntfy-block.0 before; gve-mgmnt@pci:...
+    "gve": ([r"^gve-ntfy-blk(?P<q>\d+)@", r"-ntfy-block\.(?P<q>\d+)$"], [r"^gve-mgmnt@"]),
+    "virtio_net": ([r"^virtio\d+-(?:input|output)\.(?P<q>\d+)$"], [r"^virtio\d+-(?:config|control)$"]),
+}
+# Any other driver: the union of the common shapes.
+GENERIC_IRQ_NAMING = (
+    [r"(?:^|[-_])comp(?P<q>\d+)(?:@|$)", r"-TxRx-(?P<q>\d+)(?:-\d+)?$", r"-Tx-Rx-(?P<q>\d+)$",
+     r"-(?:rx|tx|txrx|rxtx|fp)-(?P<q>\d+)$", r"-(?:input|output)\.(?P<q>\d+)$", r"ntfy-blk(?P<q>\d+)@",
+     r"-ntfy-block\.(?P<q>\d+)$", r"^mlx4-comp-(?P<q>\d+)@", r"^{if}-(?P<q>\d+)$"],
+    [r"[:-]misc$", r":fdir-", r":ctrl-", r":mbx$", r"^mlx5_(?:async|pages|cmd|page_fault|fw)", r"-mgmnt@", r"-async@",
+     r"^virtio\d+-(?:config|control)$", r"^{if}$"],
+)
+_COMPILED = {}  # type: Dict[Any, Any]
+# The metrics collector (roles/rdma_metrics/files/hpcnet-rdma-metrics.py, which runs alone on the node) keeps a copy
+# of IRQ_NAMING and GENERIC_IRQ_NAMING; tests/unit/roles/rdma_metrics/test_collector.py fails when they differ.
+
+
+# ---------------------------------------------------------------------- cpulists
+def parse_cpulist(text: str, field: str = "cpulist") -> List[int]:
+    """Kernel cpulist syntax (``0-3,8,10-11``, also ``0-15:2`` strides) → sorted CPU numbers."""
+    cpus = set()
+    text = str(text).strip()
+    if not text:
+        return []
+    for part in text.split(","):
+        m = re.match(r"^(\d+)(?:-(\d+)(?::(\d+))?)?$", part.strip())
+        if not m:
+            raise ValueError("%s: %r is not a cpulist (allowed: CPU numbers and ranges like 0-3,8,10-11)"
+                             % (field, text))
+        lo = int(m.group(1))
+        hi = int(m.group(2)) if m.group(2) is not None else lo
+        step = int(m.group(3)) if m.group(3) else 1
+        if hi < lo or step < 1:
+            raise ValueError("%s: range %r in %r is empty" % (field, part, text))
+        cpus.update(range(lo, hi + 1, step))
+    return sorted(cpus)
+
+
+def format_cpulist(cpus: List[int]) -> str:
+    out = []
+    cpus = sorted(set(cpus))
+    i = 0
+    while i < len(cpus):
+        j = i
+        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
+            j += 1
+        out.append(str(cpus[i]) if i == j else "%d-%d" % (cpus[i], cpus[j]))
+        i = j + 1
+    return ",".join(out)
+
+
+def mask_to_cpus(mask: str) -> List[int]:
+    """A hex CPU mask as in /proc/irq/N/affinity_hint (``00000000,0000000f``) → CPU numbers."""
+    value = int(mask.strip().replace(",", "") or "0", 16)
+    return [i for i in range(value.bit_length()) if value >> i & 1]
+
+
+# ---------------------------------------------------------------------- parsing
+def _parse_error(msg: str) -> Exception:
+    """The collection's ParseError at tune time; at boot this file runs alone (ValueError, its base)."""
+    try:
+        from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
+    except ImportError:
+        return ValueError(msg)
+    return ParseError(msg)
+
+
+def parse_interrupts(text: str) -> Dict[int, Dict[str, Any]]:
+    """/proc/interrupts → {irq: {"name", "counts": [per CPU]}} for numbered IRQs only.
+
+    The name is the last field (chip and hwirq columns of newer kernels come before it).  Lines
+    that are not numbered IRQs (NMI, LOC, an elision such as "[...]") are skipped.  ParseError
+    (a ValueError) naming the line when the text is no /proc/interrupts: no CPU header, or a
+    numbered line with no per-CPU count."""
+    if not isinstance(text, str):
+        raise _parse_error("/proc/interrupts: expected text, got %s" % type(text).__name__)
+    lines = text.splitlines()
+    header = lines[0].split() if lines else []
+    if not header or not all(re.match(r"^CPU\d+$", h) for h in header):
+        raise _parse_error("/proc/interrupts: no CPU header line (got %r)" % (lines[0][:80] if lines else ""))
+    ncpu = len(header)
+    out = {}  # type: Dict[int, Dict[str, Any]]
+    for line in lines[1:]:
+        head, _sep, rest = line.partition(":")
+        if not re.match(r"^[0-9]+$", head.strip()):
+            continue
+        fields = rest.split()
+        counts = []  # type: List[int]
+        for x in fields[:ncpu]:
+            if not re.match(r"^[0-9]+$", x):
+                break
+            counts.append(int(x))
+        if not counts:
+            raise _parse_error("/proc/interrupts: IRQ line without per-CPU counts: %r" % line[:120])
+        name = fields[-1] if len(fields) > len(counts) else ""
+        out[int(head)] = {"name": name, "counts": counts}
+    return out
+
+
+def driver_profile(driver: Optional[str]) -> str:
+    """The IRQ_NAMING entry that reads this driver's vectors: its own name, or "generic"."""
+    return driver if driver in IRQ_NAMING else "generic"
+
+
+def _patterns(which: int, driver: Optional[str], ifname: Optional[str]) -> List[Any]:
+    key = (which, driver_profile(driver), ifname)
+    if key not in _COMPILED:
+        raw = (IRQ_NAMING[driver][which] if driver in IRQ_NAMING else []) + GENERIC_IRQ_NAMING[which]
+        # a pattern naming the interface applies only when the interface is known
+        _COMPILED[key] = [re.compile(r.replace("{if}", re.escape(ifname or ""))) for r in raw if ifname or "{if}" not in r]
+    return _COMPILED[key]
+
+
+def irq_role(name: str, driver: Optional[str] = None, ifname: Optional[str] = None) -> Any:
+    """("queue", index), ("other", None) for a known non-queue vector (async, misc, mgmnt, config,
+    flow director, link), or (None, None) for a name no rule knows.  ``driver`` picks the driver's
+    own patterns first (IRQ_NAMING); the generic ones always apply after them."""
+    for rx in _patterns(1, driver, ifname):
+        if rx.search(name):
+            return "other", None
+    for rx in _patterns(0, driver, ifname):
+        m = rx.search(name)
+        if m:
+            return "queue", int(m.group("q"))
+    return None, None
+
+
+def queue_index(name: str, driver: Optional[str] = None, ifname: Optional[str] = None) -> int:
+    role, index = irq_role(name, driver, ifname)
+    if role == "queue":
+        return index
+    m = re.search(r"(\d+)(?:@.*)?$", name.split("@")[0])
+    return int(m.group(1)) if m else 0
+
+
+def is_queue_irq(name: str, driver: Optional[str] = None, ifname: Optional[str] = None) -> bool:
+    return irq_role(name, driver, ifname)[0] == "queue"
+
+
+# ---------------------------------------------------------------------- reading the node
+def _pci_dir(host: Any, ifname: str) -> Optional[str]:
+    """The sysfs directory holding msi_irqs for the interface (virtio: the parent PCI device)."""
+    base = "/sys/class/net/%s/device" % ifname
+    for d in (base, base + "/.."):
+        if host.exists(d + "/msi_irqs"):
+            return d
+    return None
+
+
+def _read_int(host: Any, path: str, default: int) -> int:
+    text = host.read(path)
+    try:
+        return int(text.strip()) if text is not None else default
+    except ValueError:
+        return default
+
+
+def online_cpus(host: Any) -> List[int]:
+    return parse_cpulist(host.read(ONLINE) or "0", "online CPUs")
+
+
+def nic_irqs(host: Any, ifname: str, interrupts: Dict[int, Dict[str, Any]]) -> Dict[str, Any]:
+    """The interface's MSI/MSI-X queue IRQs, NUMA node and local CPUs."""
+    if not host.exists("/sys/class/net/%s" % ifname):
+        raise ValueError("interfaces: unknown interface %r" % ifname)
+    pci = _pci_dir(host, ifname)
+    if pci is None:
+        raise ValueError("interfaces: %s has no MSI/MSI-X interrupts (no msi_irqs in sysfs: a virtual "
+                         "device such as veth or a legacy-INTx NIC); IRQ affinity needs per-queue vectors"
+                         % ifname)
+    driver = nic_driver(host, ifname)
+    irqs = []
+    other = []
+    for entry in host.listdir(pci + "/msi_irqs"):
+        if entry.isdigit() and int(entry) in interrupts:
+            name = interrupts[int(entry)]["name"]
+            role, index = irq_role(name, driver, ifname)
+            if role == "queue":
+                irqs.append({"irq": int(entry), "name": name, "queue": index})
+            else:
+                other.append(name)
+    irqs.sort(key=lambda i: (i["queue"], i["name"]))
+    numa = _read_int(host, pci + "/numa_node", -1)
+    local = host.read(pci + "/local_cpulist")
+    return {"interface": ifname, "irqs": irqs, "numa_node": numa,
+            "local_cpus": parse_cpulist(local, "local_cpulist") if local else online_cpus(host),
+            "driver": driver, "driver_profile": driver_profile(driver), "other_irqs": sorted(other)}
+
+
+def nic_driver(host: Any, ifname: str) -> Optional[str]:
+    """The kernel driver bound to the interface's device (basename of device/driver), None when unknown."""
+    readlink = getattr(host, "readlink", None)
+    if readlink is None:
+        return None
+    try:
+        target = readlink("/sys/class/net/%s/device/driver" % ifname)
+    except Exception:   # the Host wraps OSError; no driver link means a virtual device
+        return None
+    return target.rstrip("/").rsplit("/", 1)[-1] if target else None
+
+
+def irq_number(host: Any, name: str) -> int:
+    for irq, info in parse_interrupts(host.read(INTERRUPTS) or "").items():
+        if info["name"] == name:
+            return irq
+    raise LookupError("IRQ %s is not in /proc/interrupts (driver not loaded or device gone)" % name)
+
+
+# ---------------------------------------------------------------------- plan (pure)
+def assign(policy: Dict[str, Any], nic: Dict[str, Any], online: List[int],
+           hints: Optional[Dict[str, str]] = None) -> Dict[str, str]:
+    """IRQ name → cpulist for one interface under one policy; ValueError on bad input."""
+    name = nic["interface"]
+    irqs = nic["irqs"]
+    if not irqs:
+        raise ValueError("interfaces: %s has MSI-X vectors but none is a queue interrupt" % name)
+    kind = policy.get("policy") or "spread-local"
+    if kind not in POLICIES:
+        raise ValueError("policy: %r is not one of %s" % (kind, ", ".join(POLICIES)))
+    reserved = set(parse_cpulist(policy.get("reserved_cpus") or "", "reserved_cpus"))
+    offline = sorted(reserved - set(online))
+    if offline:
+        raise ValueError("reserved_cpus: CPU %s is not online (online: %s)"
+                         % (format_cpulist(offline), format_cpulist(online)))
+    if kind == "spread-local":
+        cpus = [c for c in nic["local_cpus"] if c in online and c not in reserved]
+        if not cpus:
+            raise ValueError("reserved_cpus: reserving %s leaves no CPU local to %s (NUMA node %d: %s)"
+                             % (format_cpulist(sorted(reserved)), name, nic["numa_node"],
+                                format_cpulist(nic["local_cpus"])))
+        return dict((irq["name"], str(cpus[i % len(cpus)])) for i, irq in enumerate(irqs))
+    if kind == "single":
+        if policy.get("cpu") is not None:
+            cpu = int(policy["cpu"])
+            if cpu not in online:
+                raise ValueError("cpu: CPU %d is not online (online: %s)" % (cpu, format_cpulist(online)))
+        else:
+            local = [c for c in nic["local_cpus"] if c in online and c not in reserved]
+            if not local:
+                raise ValueError("cpu: no online, unreserved CPU is local to %s" % name)
+            cpu = local[0]
+        return dict((irq["name"], str(cpu)) for irq in irqs)
+    if kind == "explicit":
+        mapping = policy.get("explicit") or {}
+        if not mapping:
+            raise ValueError("explicit: give IRQ-name patterns and cpulists, e.g. {'*-input.*': '0-1'}")
+        out: Dict[str, str] = {}
+        for pattern, cpulist in mapping.items():
+            cpus = parse_cpulist(cpulist, "explicit[%s]" % pattern)
+            bad = [c for c in cpus if c not in online]
+            if bad or not cpus:
+                raise ValueError("explicit[%s]: cpulist %r has CPUs that are not online (%s); online: %s"
+                                 % (pattern, cpulist, format_cpulist(bad) or "none given", format_cpulist(online)))
+            hits = [irq["name"] for irq in irqs if fnmatch.fnmatchcase(irq["name"], pattern)]
+            if not hits:
+                raise ValueError("explicit: pattern %r matches no queue IRQ of %s (its IRQs: %s)"
+                                 % (pattern, name, ", ".join(i["name"] for i in irqs)))
+            for h in hits:
+                out.setdefault(h, format_cpulist(cpus))
+        return out
+    # hint: the driver's affinity_hint
+    out = {}
+    for irq in irqs:
+        cpus = [c for c in mask_to_cpus((hints or {}).get(irq["name"], "0")) if c in online]
+        if not cpus:
+            raise ValueError("policy: hint: the driver gives no affinity_hint for %s of %s; use spread-local"
+                             % (irq["name"], name))
+        out[irq["name"]] = format_cpulist(cpus)
+    return out
+
+
+# ---------------------------------------------------------------------- domain interface
+def read_value(host: Any, name: str) -> Optional[str]:
+    try:
+        irq = irq_number(host, name)
+    except LookupError as e:
+        raise _host_error(str(e))
+    text = host.read("/proc/irq/%d/smp_affinity_list" % irq)
+    return None if text is None else format_cpulist(parse_cpulist(text))
+
+
+def effective(host: Any, name: str) -> Optional[str]:
+    text = host.read("/proc/irq/%d/effective_affinity_list" % irq_number(host, name))
+    return None if text is None else text.strip()
+
+
+def write_value(host: Any, name: str, value: str) -> None:
+    try:
+        irq = irq_number(host, name)
+    except LookupError as e:
+        raise _host_error(str(e))
+    try:
+        host.write_proc("/proc/irq/%d/smp_affinity_list" % irq, value)
+    except Exception as e:  # the Host wraps OSError; EIO means a kernel-managed IRQ
+        if "Input/output error" in str(e) or "Permission denied" in str(e):
+            raise _refused("kernel refused affinity %s for %s (IRQ %d): %s" % (value, name, irq, e))
+        raise
+
+
+def same(actual: Any, wanted: Any) -> bool:
+    if actual is None or wanted is None:
+        return actual is wanted
+    return parse_cpulist(actual) == parse_cpulist(wanted)
+
+
+# the domain contract (_domain.Domain): this file's read_value, write_value and same
+DOMAINS = {"irq": sys.modules[__name__]}
+
+
+def _host_error(msg: str) -> Exception:
+    # imported lazily: at boot this file runs alone, without the collection's _host
+    try:
+        from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import HostError
+    except ImportError:
+        return RuntimeError(msg)
+    return HostError(msg)
+
+
+def _refused(msg: str) -> Exception:
+    """The kernel refused the new affinity (managed IRQs answer EIO); nothing changed.
+
+    ``_domain.Refused`` at tune time (a named result); at boot this file runs alone and the
+    applier reports it like any other error."""
+    try:
+        from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._domain import Refused
+    except ImportError:
+        return RuntimeError(msg)
+    return Refused(msg)
+
+
+# ---------------------------------------------------------------------- the boot-time applier
+class BootHost(object):
+    """Plain file access for the boot applier (no Ansible on the node at boot); ``root`` for tests."""
+
+    def __init__(self, root: str = "/") -> None:
+        self.root = root
+
+    def p(self, path: str) -> str:
+        import os
+        return path if self.root in ("", "/") else os.path.join(self.root, path.lstrip("/"))
+
+    def read(self, path: str) -> Optional[str]:
+        try:
+            with open(self.p(path), "r", encoding="utf-8") as f:
+                return f.read()
+        except OSError:
+            return None
+
+    def exists(self, path: str) -> bool:
+        import os
+        return os.path.exists(self.p(path))
+
+    def readlink(self, path: str) -> Optional[str]:
+        import os
+        try:
+            return os.readlink(self.p(path))
+        except OSError:
+            return None
+
+    def listdir(self, path: str) -> List[str]:
+        import os
+        try:
+            return sorted(os.listdir(self.p(path)))
+        except OSError:
+            return []
+
+    def write_proc(self, path: str, value: str) -> None:
+        with open(self.p(path), "w", encoding="utf-8") as f:
+            f.write(value)
+
+    def write_run(self, path: str, text: str) -> None:
+        import os
+        os.makedirs(os.path.dirname(self.p(path)), exist_ok=True)
+        with open(self.p(path), "w", encoding="utf-8") as f:
+            f.write(text)
+
+
+def hints_of(host: Any, nic: Dict[str, Any]) -> Dict[str, str]:
+    return dict((i["name"], (host.read("/proc/irq/%d/affinity_hint" % i["irq"]) or "0").strip())
+                for i in nic["irqs"])
+
+
+def plan_all(host: Any, entries: List[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
+    """interface → {"nic": info, "assign": {irq name: cpulist}} for every policy entry."""
+    interrupts = parse_interrupts(host.read(INTERRUPTS) or "")
+    online = online_cpus(host)
+    out = {}
+    for entry in entries:
+        nic = nic_irqs(host, entry["interface"], interrupts)
+        out[entry["interface"]] = {"nic": nic, "assign": assign(entry, nic, online, hints_of(host, nic))}
+    return out
+
+
+def _say(line: str) -> None:
+    sys.stdout.write(line + "\n")   # the boot unit's journal (systemd captures stdout)
+
+
+def main(argv: List[str], root: str = "/") -> int:
+    """``python3 hpcnet_irq.py POLICY.json``: re-apply the policy by IRQ name (boot unit)."""
+    host = BootHost(root)
+    with open(host.p(argv[1]), encoding="utf-8") as f:
+        entries = json.load(f)["interfaces"]
+    rc = 0
+    pinned: List[str] = []
+    for entry in entries:
+        try:
+            planned = plan_all(host, [entry])[entry["interface"]]
+        except ValueError as e:
+            _say("hpcnet-rdma-irq: %s: %s" % (entry["interface"], e))
+            rc = 1
+            continue
+        for name, cpus in sorted(planned["assign"].items()):
+            try:
+                write_value(host, name, cpus)
+                pinned.append(name)
+                _say("hpcnet-rdma-irq: %s -> %s" % (name, cpus))
+            except Exception as e:  # report and go on: one refused IRQ must not stop the rest
+                _say("hpcnet-rdma-irq: %s: %s" % (name, e))
+    try:
+        host.write_run(RUN_BANNED, "".join(n + "\n" for n in sorted(pinned)))
+    except OSError as e:
+        _say("hpcnet-rdma-irq: %s: %s" % (RUN_BANNED, e))
+        rc = 1
+    return rc
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))

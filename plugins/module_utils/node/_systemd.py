@@ -1,0 +1,35 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""systemd's tools: the argv tables of ``systemctl`` and ``udevadm``.
+
+Their output is one word (``is-enabled``, ``is-active``) or a listing searched for a name
+(``list-jobs``): the callers (``_service``, ``_rdma``, ``_rdmaplan``) read it and judge the exit
+codes themselves, so there are no parsers here.  ``daemon-reload`` makes systemd load the unit files
+as they are on disk (after one was written or removed).  ``--`` ends systemctl's options before a
+unit name, so no name is ever read as an option.
+"""
+from __future__ import annotations
+
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._runner import Tool
+
+SYSTEMCTL = Tool("systemctl", {
+    "is_enabled": ["is-enabled", "--", "{unit}"],
+    "is_active": ["is-active", "--", "{unit}"],
+    "enable": ["enable", "--", "{unit}"],
+    "disable": ["disable", "--", "{unit}"],
+    "start": ["start", "--", "{unit}"],
+    "stop": ["stop", "--", "{unit}"],
+    "try_restart": ["try-restart", "--", "{unit}"],
+    "daemon_reload": ["daemon-reload"],
+    "list_jobs": ["list-jobs", "--no-legend", "--plain"],
+})
+UDEVADM = Tool("udevadm", {
+    "settle": ["settle", "--timeout={timeout:d}"],
+    "reload": ["control", "--reload"],
+    # the RDMA character devices: uverbs* (infiniband_verbs), umad*/issm* (infiniband_mad)
+    "trigger_rdma_subsystems": ["trigger", "--action=change", "--subsystem-match=infiniband_verbs",
+                                "--subsystem-match=infiniband_mad"],
+    "trigger_sysname": ["trigger", "--action=change", "--sysname-match={sysname}"],
+})
