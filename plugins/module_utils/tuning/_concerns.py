@@ -11,7 +11,7 @@ a key of its prefix is met (:func:`for_keys`) or everything is needed (:func:`al
 domain file from the module's zip costs the node milliseconds per call, and the no-change rerun's
 in-sync check meets only the prefixes the node was tuned with.
 A new domain file is added here (``FILES``, ``PREFIXES`` and :func:`_load`), or rollback cannot restore
-its keys (tests/unit/plugins/module_utils/test_engine_domains.py checks every ``DOMAINS`` map in
+its keys (tests/unit/plugins/module_utils/engine/test_engine_domains.py checks every ``DOMAINS`` map in
 module_utils is listed, with its prefixes).
 """
 from __future__ import annotations

@@ -17,7 +17,7 @@ import pytest
 from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
 
 from ...fixtures.real.loader import real_capture
-from ...plugins.module_utils import test_irq_real
+from ...plugins.module_utils.irq import test_irq_real
 
 SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "rdma_metrics", "files",
                       "hpcnet-rdma-metrics.py")
