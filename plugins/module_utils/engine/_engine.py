@@ -20,8 +20,8 @@ import contextlib
 import json
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.files import _domain as _files
-from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _fingerprint
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _fingerprint
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._domain import Domain, DomainMap, Refused
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal import DEFAULT_DIR, Journal, JournalError

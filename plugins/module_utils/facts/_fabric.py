@@ -19,7 +19,7 @@ import os
 import re
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _drivers
+from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _drivers
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ethtool
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ibtools
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _iproute

@@ -13,7 +13,7 @@ import os
 import re
 from typing import Optional
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.files import _domain as _files
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._engine import Engine
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host

@@ -23,7 +23,7 @@ import json
 import re
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.files import _domain as _files
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 

@@ -23,7 +23,7 @@ import sys
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ethtool
-from ansible_collections.hpcnet.rdma.plugins.module_utils.files import _domain as _files
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _iproute
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _procnet
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError

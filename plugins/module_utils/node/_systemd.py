@@ -12,6 +12,7 @@ unit name, so no name is ever read as an option.
 """
 from __future__ import annotations
 
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._runner import Tool
 
 SYSTEMCTL = Tool("systemctl", {
@@ -33,3 +34,14 @@ UDEVADM = Tool("udevadm", {
                                 "--subsystem-match=infiniband_mad"],
     "trigger_sysname": ["trigger", "--action=change", "--sysname-match={sysname}"],
 })
+
+
+def systemd_running(host: Host) -> bool:
+    """systemd is the running init (its runtime directory exists): units can be asked and restarted."""
+    return host.isdir("/run/systemd/system")
+
+
+def try_restart(host: Host, unit: str) -> None:
+    """Restart ``unit`` if it is running (after its configuration changed); nothing without systemd."""
+    if systemd_running(host):
+        SYSTEMCTL.call(host, "try_restart", unit=unit)

@@ -21,11 +21,7 @@ import sys
 from typing import Any, Dict, Optional
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._systemd import SYSTEMCTL
-
-
-def systemd_running(host: Host) -> bool:
-    return host.isdir("/run/systemd/system")
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._systemd import SYSTEMCTL, systemd_running
 
 
 NOT_FOUND = "not-found"
@@ -87,7 +83,3 @@ def daemon_reload(host: Host) -> None:
 DOMAINS = {"service": sys.modules[__name__]}
 
 
-def try_restart(host: Host, unit: str) -> None:
-    """Restart ``unit`` if it is running (after its configuration changed)."""
-    if systemd_running(host):
-        SYSTEMCTL.call(host, "try_restart", unit=unit)

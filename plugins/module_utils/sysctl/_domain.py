@@ -12,7 +12,7 @@ import re
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.files import _domain as _files
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _kmodfiles
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan

@@ -21,11 +21,11 @@ from typing import Iterable, Tuple
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._domain import DomainMap
 
 # The domain files, in the order their maps are handed to an engine.
-FILES = ("files._domain", "sysctl._domain", "nic._domain", "irq._domain", "services._domain", "stack._pkg", "stack._domain", "qos._domain")
+FILES = ("engine._files", "sysctl._domain", "nic._domain", "irq._domain", "services._domain", "stack._pkg", "stack._domain", "qos._domain")
 
 # Journal key prefix -> the domain file whose DOMAINS map has it.
 PREFIXES = {
-    "file": "files._domain", "dir": "files._domain", "sysctl": "sysctl._domain", "nic": "nic._domain", "irq": "irq._domain", "service": "services._domain",
+    "file": "engine._files", "dir": "engine._files", "sysctl": "sysctl._domain", "nic": "nic._domain", "irq": "irq._domain", "service": "services._domain",
     "pkg": "stack._pkg", "kmod": "stack._domain", "rxe": "stack._domain", "rdma": "stack._domain", "devnode": "stack._domain",
     "dcb": "qos._domain", "mlnx_qos": "qos._domain", "ecn": "qos._domain", "rdmacm": "qos._domain",
 }
@@ -33,8 +33,8 @@ PREFIXES = {
 
 def _load(name: str) -> DomainMap:
     # One import statement per file, written out: AnsiballZ ships the module_utils a module's code names.
-    if name == "files._domain":
-        from ansible_collections.hpcnet.rdma.plugins.module_utils.files import _domain as found
+    if name == "engine._files":
+        from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files as found
     elif name == "sysctl._domain":
         from ansible_collections.hpcnet.rdma.plugins.module_utils.sysctl import _domain as found
     elif name == "nic._domain":

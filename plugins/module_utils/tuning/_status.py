@@ -21,7 +21,7 @@ import hashlib
 from typing import Any, Dict, List, Optional, Sequence
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _engine
-from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _fingerprint
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _fingerprint
 from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _concerns as _registry
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
 

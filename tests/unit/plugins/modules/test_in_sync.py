@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _fingerprint
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _fingerprint
 from ansible_collections.hpcnet.rdma.plugins.modules import managed_files, nic_tuning, sysctl_tuning, tuning_state
 
 from ...conftest import FakeModule, mlx5, veth

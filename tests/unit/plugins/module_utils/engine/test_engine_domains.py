@@ -48,7 +48,7 @@ def _domain_files() -> Dict[str, Any]:
 
 def test_every_domain_conforms_and_rollback_knows_it():
     files = _domain_files()
-    assert sorted(files) == ["files._domain", "irq._domain", "nic._domain", "qos._domain", "services._domain", "stack._domain",
+    assert sorted(files) == ["engine._files", "irq._domain", "nic._domain", "qos._domain", "services._domain", "stack._domain",
                              "stack._pkg", "sysctl._domain"]
     registered = [id(m) for m in _registry.all_maps()]
     for name, mod in files.items():
@@ -65,7 +65,7 @@ def test_the_registry_names_every_prefix_of_every_domain_file():
 
 
 @pytest.mark.parametrize("keys, files", [
-    (["sysctl:net.core.rmem_max", "file:/etc/sysctl.d/90-x.conf"], ["files._domain", "sysctl._domain"]),
+    (["sysctl:net.core.rmem_max", "file:/etc/sysctl.d/90-x.conf"], ["engine._files", "sysctl._domain"]),
     (["nic:data0:mtu", "irq:41", "service:irqbalance.service"], ["nic._domain", "irq._domain", "services._domain"]),
     (["dcb:data0:pfc", "kmod:rdma_rxe"], ["stack._domain", "qos._domain"]),
     ([], []),
@@ -86,7 +86,7 @@ def test_for_keys_imports_only_the_domain_files_it_needs():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
     loaded = set(json.loads(out.stdout))
-    assert {"files._domain", "sysctl._domain"} <= loaded
+    assert {"engine._files", "sysctl._domain"} <= loaded
     assert not loaded & {"nic._domain", "irq._domain", "services._domain", "stack._pkg", "stack._domain", "qos._domain"}
 
 
@@ -212,9 +212,9 @@ def _closure(module: str) -> Set[str]:
 def test_a_module_ships_only_the_domains_it_writes(module, never):
     """What AnsiballZ ships follows these imports (scripts/payload_sizes.py measures it)."""
     assert _closure(module) & never == set()
-    assert {"engine._engine", "engine._domain", "files._domain"} <= _closure(module)
+    assert {"engine._engine", "engine._domain", "engine._files"} <= _closure(module)
 
 
 def test_rollback_ships_every_domain():
     assert {"tuning._concerns", "sysctl._domain", "nic._domain", "irq._domain", "services._domain", "stack._pkg", "stack._domain",
-            "qos._domain", "files._domain"} <= _closure("tuning_state")
+            "qos._domain", "engine._files"} <= _closure("tuning_state")

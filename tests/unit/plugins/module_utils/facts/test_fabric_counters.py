@@ -13,7 +13,7 @@ from typing import List, Tuple
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _drivers
+from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _drivers
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ethtool
 from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _fabric
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _drivers
+from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _drivers
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ethtool
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _parsing
 

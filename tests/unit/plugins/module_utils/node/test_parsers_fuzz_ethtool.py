@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _drivers
+from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _drivers
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ethtool
 from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError

@@ -11,6 +11,7 @@ from typing import Any, Dict, Optional, Union
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import FileState, Host, content_bytes, encode_content
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._systemd import try_restart
 
 HEADER = "# Managed by hpcnet.rdma ({module}); do not edit: the journal in {journal} restores the\n" \
          "# original when you run playbooks/rollback_rdma.yml (hpcnet.rdma.tuning_state).\n"
@@ -35,8 +36,7 @@ def write_value(host: Host, path: str, value: FileState) -> None:
     """
     host.write_file(path, _bare(value))
     if value is not None and value.get("notify"):
-        from ansible_collections.hpcnet.rdma.plugins.module_utils.services import _domain as _service
-        _service.try_restart(host, value["notify"])
+        try_restart(host, value["notify"])
 
 
 # What a replaced file keeps unless the planner names it (ansible's atomic_move keeps them too).

@@ -15,7 +15,7 @@ import struct
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.files import _domain as _files
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _journal
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Change, Plan

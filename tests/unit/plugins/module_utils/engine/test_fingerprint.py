@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _fingerprint
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _fingerprint
 
 IB = "/sys/class/infiniband"
 
