@@ -81,5 +81,3 @@ def daemon_reload(host: Host) -> None:
 
 # the domain contract (_domain.Domain): this file's read_value, write_value and same
 DOMAINS = {"service": sys.modules[__name__]}
-
-
