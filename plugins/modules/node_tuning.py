@@ -7,15 +7,17 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: node_tuning
-short_description: Several tuning modules in one module call - one payload, one Python start per node
+short_description: Every tuning concern in one module call - one plan, one payload, one Python start per node
 version_added: 0.2.0
 author:
   - hpcnet.rdma contributors (@hpcnet)
 description:
-  - Runs a list of O(steps), each one of the journaling tuning modules
+  - Tunes several concerns of a node in one module call, the declared state per concern as a section -
+    O(sysctl), O(nic), O(irq), O(qos), O(services), O(files), each taking the options of its module
     (M(hpcnet.rdma.sysctl_tuning), M(hpcnet.rdma.nic_tuning), M(hpcnet.rdma.irq_affinity),
-    M(hpcnet.rdma.roce_qos), M(hpcnet.rdma.service_state), M(hpcnet.rdma.managed_files)) with that
-    module's own options, in one module call on the node.
+    M(hpcnet.rdma.roce_qos), M(hpcnet.rdma.service_state), M(hpcnet.rdma.managed_files)) and checked
+    by the module's argument validation as sub-options before anything runs - or, as before, a list of
+    O(steps) in your own order (the same module more than once, for instance).
   - A step does exactly what its module does as a task of its own - the same argument spec, planner,
     engine, journal generation, release scope and stored targets - so M(hpcnet.rdma.tuning_state)
     rolls it back, reports its drift and checks it for the in-sync fast path the same way. What the
@@ -39,16 +41,16 @@ description:
     matters for - an M(hpcnet.rdma.irq_affinity) C(explicit) pattern naming a queue IRQ that only a
     M(hpcnet.rdma.nic_tuning) C(channels) change of the same call creates - fails the call (as its
     check mode always did); apply such channels in a call of their own first.
-  - Warnings of a step start with the step's name.
+  - Warnings of a step start with the step's name (a section's step is named after its concern).
   - O(mode), O(journal_dir) and O(journal_run) are given to every step whose O(steps[].args) do not
     set them and whose module has the option.
 options:
   steps:
     description:
-      - The module calls, in order.
+      - The module calls, in order. Mutually exclusive with the sections (O(sysctl), O(nic), ...); one of
+        them is required.
     type: list
     elements: dict
-    required: true
     suboptions:
       module:
         description:
@@ -142,10 +144,26 @@ extends_documentation_fragment:
   - hpcnet.rdma.attributes
   - hpcnet.rdma.journal
   - hpcnet.rdma.mode
+  - hpcnet.rdma.node_tuning_sections
 """
 
 EXAMPLES = r"""
-- name: Kernel parameters, a NIC and its IRQs in one call, one journal run
+- name: Kernel parameters, a NIC and its IRQs - one call, planned together before anything changes
+  hpcnet.rdma.node_tuning:
+    journal_run: "{{ run_id }}"
+    sysctl:
+      sysctls: {net.core.rmem_max: 268435456, net.core.wmem_max: 268435456}
+      release_scope: tuning.sysctl
+    nic:
+      interfaces: [{name: ens1f0, mtu: 9000}]
+      release_scope: tuning.nic
+    irq:
+      interfaces: [ens1f0]
+      policy: spread-local
+      release_scope: tuning.irq
+  register: tuned
+
+- name: The same as steps, in an order of your own
   hpcnet.rdma.node_tuning:
     journal_run: "{{ run_id }}"
     steps:
@@ -232,12 +250,14 @@ still_applied:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning._module import ARGUMENT_SPEC, run
+from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning._module import (
+    ARGUMENT_SPEC, MUTUALLY_EXCLUSIVE, REQUIRED_ONE_OF, run)
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
 
 def main() -> None:
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True, mutually_exclusive=MUTUALLY_EXCLUSIVE,
+                           required_one_of=REQUIRED_ONE_OF)
     module.exit_json(**run(module, Host.from_module(module)))
 
 

@@ -73,20 +73,48 @@ def body(name: str) -> Any:
 # defaults are the modules' own.
 SHARED = ("journal_dir", "journal_run", "mode")
 
-ARGUMENT_SPEC = _spec.argument_spec({
-    "steps": {"type": "list", "elements": "dict", "required": True, "options": {
+# The per-concern sections of a call, in the order they apply, and the module each one runs.  A
+# section takes its module's options (less the shared ones, which the call gives): AnsibleModule
+# checks them as the section's sub-options before anything runs.
+SECTIONS = (("sysctl", "sysctl_tuning"), ("nic", "nic_tuning"), ("irq", "irq_affinity"), ("qos", "roce_qos"),
+            ("services", "service_state"), ("files", "managed_files"))
+
+
+def section_spec(name: str) -> Dict[str, Any]:
+    """Module ``name``'s options as a section's sub-options: a copy, without the call's shared options."""
+    spec = copy.deepcopy(body(name).ARGUMENT_SPEC)
+    for shared in SHARED:
+        spec.pop(shared, None)
+    return spec
+
+
+ARGUMENT_SPEC = _spec.argument_spec(dict([
+    ("steps", {"type": "list", "elements": "dict", "options": {
         "module": {"type": "str", "required": True, "choices": list(STEPS)},
         "args": {"type": "dict", "default": {}},
         "name": {"type": "str"},
-    }},
-    "journal_run": {"type": "str"},
-    "sync": {"type": "dict", "options": {
+    }}),
+    ("journal_run", {"type": "str"}),
+    ("sync", {"type": "dict", "options": {
         "inputs_digest": {"type": "str", "required": True},
         "scopes": {"type": "list", "elements": "str", "required": True},
         "profile_file": {"type": "path", "default": _status.PROFILE_FILE},
         "skip": {"type": "bool", "default": True},
-    }},
-}, _spec.MODE, _spec.JOURNAL_DIR, _spec.SUMMARY)
+    }}),
+] + [(concern, {"type": "dict", "options": section_spec(module)}) for concern, module in SECTIONS]),
+    _spec.MODE, _spec.JOURNAL_DIR, _spec.SUMMARY)
+# steps or sections, not both; at least one of them (AnsibleModule's own checks)
+MUTUALLY_EXCLUSIVE = [("steps", concern) for concern, _module in SECTIONS]
+REQUIRED_ONE_OF = [["steps"] + [concern for concern, _module in SECTIONS]]
+
+
+def steps_of(params: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """The call's steps: its ``steps`` as given, or one step per section given, in SECTIONS order, each
+    with its section's options as AnsibleModule validated them (``section``)."""
+    if params.get("steps"):
+        return params["steps"]
+    return [{"module": module, "name": concern, "args": None, "section": params[concern]}
+            for concern, module in SECTIONS if params.get(concern) is not None]
 
 
 # What sync returns of the profile record (tuning_state in_sync returns all of it).
@@ -135,15 +163,24 @@ class StepModule(object):
 
 
 def label_of(index: int, step: Dict[str, Any]) -> str:
+    if step.get("section") is not None:
+        return step["name"]
     return "steps[%d] %s" % (index, step["name"] or step["module"])
 
 
-def validate(params: Dict[str, Any]) -> List[Dict[str, Any]]:
+def validate(params: Dict[str, Any], steps: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
     """Every step's args against its module's spec (plus the call's shared options): the validated
     params per step, or ValueError naming each wrong step and what is wrong."""
     out, errors = [], []
-    for index, step in enumerate(params["steps"]):
+    for index, step in enumerate(steps):
         found = body(step["module"])
+        if step.get("section") is not None:   # validated as the call's sub-options: add the call's shared options
+            args = dict(step["section"])
+            for name in SHARED:
+                if name in found.ARGUMENT_SPEC:
+                    args[name] = params[name] if params[name] is not None else found.ARGUMENT_SPEC[name].get("default")
+            out.append(args)
+            continue
         args = dict(step["args"] or {})
         for name in SHARED:
             if params[name] is not None and name in found.ARGUMENT_SPEC and name not in args:
@@ -181,8 +218,10 @@ def sync_state(module: Any, host: Host) -> Dict[str, Any]:
 
 def run(module: Any, host: Host) -> Dict[str, Any]:
     params = module.params
-    if not params["steps"]:
-        module.fail_json(msg="steps: at least one step is required (a module of %s and its args)" % ", ".join(STEPS))
+    steps = steps_of(params)
+    if not steps:
+        module.fail_json(msg="steps: at least one step is required (a module of %s and its args), or a section (%s)"
+                         % (", ".join(STEPS), ", ".join(concern for concern, _module in SECTIONS)))
     sync = sync_state(module, host) if params["sync"] else None
     if sync is not None and sync["in_sync"] and params["sync"]["skip"]:
         out: Dict[str, Any] = {"changed": False, "results": [], "previous": [], "sync": sync, "skipped_steps": True}
@@ -190,11 +229,11 @@ def run(module: Any, host: Host) -> Dict[str, Any]:
             out["diff"] = []
         return out
     try:
-        validated = validate(params)
+        validated = validate(params, steps)
     except ValueError as e:
         module.fail_json(msg=str(e))
-    planned = plan(module, host, validated)
-    results = planned if module.check_mode else apply(module, host, validated)
+    planned = plan(module, host, steps, validated)
+    results = planned if module.check_mode else apply(module, host, steps, validated)
     out = {
         "changed": any(r.get("changed") for r in results),
         "results": results,
@@ -212,14 +251,13 @@ def run(module: Any, host: Host) -> Dict[str, Any]:
     return out
 
 
-def plan(module: Any, host: Host, validated: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+def plan(module: Any, host: Host, steps: List[Dict[str, Any]], validated: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
     """Every step's validation, read and plan (its module's run in check mode: nothing written), before
     any step changes anything; a step that fails fails the call saying nothing was changed.  The
     results are the check-mode results of the steps."""
-    params = module.params
     results: List[Dict[str, Any]] = []
     held: List[str] = []
-    for index, (step, step_params) in enumerate(zip(params["steps"], validated)):
+    for index, (step, step_params) in enumerate(zip(steps, validated)):
         label = label_of(index, step)
         step_module = StepModule(module, label, step_params, planning=True)
         try:
@@ -235,13 +273,13 @@ def plan(module: Any, host: Host, validated: List[Dict[str, Any]]) -> List[Dict[
     return results
 
 
-def apply(module: Any, host: Host, validated: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+def apply(module: Any, host: Host, steps: List[Dict[str, Any]], validated: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
     """The steps for real, in order, in one Transaction: a step that fails reverts the steps this
     call applied before it, and the call fails saying so."""
     params = module.params
     transaction = _engine.Transaction(host, params["journal_dir"])
     results: List[Dict[str, Any]] = []
-    for index, (step, step_params) in enumerate(zip(params["steps"], validated)):
+    for index, (step, step_params) in enumerate(zip(steps, validated)):
         label = label_of(index, step)
         transaction.step = label
         try:

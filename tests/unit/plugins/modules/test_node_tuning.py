@@ -376,3 +376,102 @@ def test_a_key_another_run_changed_in_between_is_left_as_it_is_and_named(lab):
     assert lab.read("/proc/sys/vm/swappiness").strip() == "33"
     assert lab.read("/proc/sys/net/ipv4/tcp_sack").strip() == "1"
     assert [k for _m, _s, _r, k in generations(lab)] == [["sysctl:vm.swappiness"]]
+
+
+# ---------------------------------------------------------------- sections: one declared state per concern
+
+def sections(digest="d1", nic_name="data0"):
+    """The same three concerns as steps(), as the call's sections."""
+    sysctl, nic, record = (s["args"] for s in steps(digest, nic_name))
+    return {"sysctl": sysctl, "nic": nic, "files": record}
+
+
+def by_sections(node, check=False, **params):
+    module = FakeModule(node_tuning.ARGUMENT_SPEC, dict(sections(), journal_run="r1", **params), check_mode=check)
+    out = node_tuning.run(module, node.host())
+    out["warnings"] = module.warnings
+    return out
+
+
+def test_sections_do_exactly_what_the_same_steps_do(tmp_path):
+    one, other = make_node(tmp_path / "one"), make_node(tmp_path / "other")
+    out = by_sections(one)
+    steps_out = batch(other)
+    assert outside_journal(one) == outside_journal(other)
+    assert generations(one) == generations(other)
+    assert targets(one) == targets(other)
+    assert [(r["name"], r["module"]) for r in out["results"]] == [
+        ("sysctl", "sysctl_tuning"), ("nic", "nic_tuning"), ("files", "managed_files")]
+    for mine, theirs in zip(out["results"], steps_out["results"]):
+        for key in ("changed", "changes", "previous", "current"):
+            assert mine[key] == theirs[key], key
+    again = by_sections(one, check=True)
+    assert not again["changed"]
+
+
+def test_sections_apply_in_the_concerns_order_whatever_order_they_are_given_in(lab):
+    given = dict(reversed(list(sections().items())))
+    module = FakeModule(node_tuning.ARGUMENT_SPEC, dict(given, journal_run="r1"))
+    out = node_tuning.run(module, lab.host())
+    assert [r["name"] for r in out["results"]] == ["sysctl", "nic", "files"]
+    assert [c for c, _m in _node_tuning.SECTIONS] == ["sysctl", "nic", "irq", "qos", "services", "files"]
+
+
+@pytest.mark.parametrize("section, value, expected", [
+    # AnsibleModule's own sub-option checks name the section and the field, before anything is read
+    ("nic", {"interfaces": [{"name": "data0", "mtu": "jumbo"}]}, "mtu"),
+    ("sysctl", {"sysctls": {"vm.swappiness": 1}, "on_unsupported": "maybe"}, "on_unsupported"),
+    ("nic", {"interfaces": [{"name": "data0"}], "bogus": 1}, "bogus"),
+    ("nic", {"interfaces": [{"name": "data0"}], "journal_dir": "/x"}, "journal_dir"),   # the call's, not a section's
+])
+def test_a_bad_option_in_any_section_fails_validation_naming_it_with_nothing_changed(lab, section, value, expected):
+    before = lab.snapshot()
+    params = dict(sections(), journal_run="r1")
+    params[section] = value
+    with pytest.raises(Failed) as e:
+        FakeModule(node_tuning.ARGUMENT_SPEC, params)
+    assert expected in e.value.msg and section in e.value.msg, e.value.msg
+    assert lab.snapshot() == before
+
+
+def test_a_bad_value_in_a_later_section_fails_the_call_with_nothing_changed(lab):
+    """The role's case of issue 26: the sysctls are fine, the NIC name is misspelt - no sysctl is set."""
+    before = lab.snapshot()
+    with pytest.raises(Failed) as e:
+        by_sections(lab, nic=sections(nic_name="data9")["nic"])
+    assert e.value.msg.startswith("nothing was changed: nic (hpcnet.rdma.nic_tuning): interfaces[0].name: unknown interface 'data9'")
+    assert lab.snapshot() == before
+    assert not os.path.exists(lab.path(JDIR))
+
+
+def test_steps_and_sections_exclude_each_other_and_one_is_required():
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+    import copy
+
+    def errors(params):
+        validator = ArgumentSpecValidator(copy.deepcopy(node_tuning.ARGUMENT_SPEC), mutually_exclusive=node_tuning.MUTUALLY_EXCLUSIVE,
+                                          required_one_of=node_tuning.REQUIRED_ONE_OF)
+        return "; ".join(validator.validate(params).error_messages)
+
+    assert "mutually exclusive: steps|nic" in errors({"steps": steps(), "nic": sections()["nic"]})
+    assert "one of the following is required: steps, sysctl, nic, irq, qos, services, files" in errors({})
+    assert errors({"nic": sections()["nic"]}) == "" and errors({"steps": steps()}) == ""
+
+
+def test_a_section_takes_its_module_s_options_less_the_call_s_shared_ones():
+    for concern, module in _node_tuning.SECTIONS:
+        own = set(_node_tuning.body(module).ARGUMENT_SPEC) - set(_node_tuning.SHARED)
+        assert set(node_tuning.ARGUMENT_SPEC[concern]["options"]) == own, concern
+
+
+def test_the_sections_docs_are_generated_from_the_modules_docs():
+    """plugins/doc_fragments/node_tuning_sections.py is scripts/section_docs.py's output, for the same sections."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "scripts", "section_docs.py")
+    spec = importlib.util.spec_from_file_location("section_docs", path)
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    assert [tuple(s) for s in gen.SECTIONS] == list(_node_tuning.SECTIONS)
+    assert gen.SHARED == _node_tuning.SHARED
+    with open(gen.TARGET, encoding="utf-8") as f:
+        assert f.read() == gen.render(), "stale: run python3 scripts/section_docs.py"

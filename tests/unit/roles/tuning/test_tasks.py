@@ -43,10 +43,9 @@ SPEC = load("meta", "argument_specs.yml")["argument_specs"]["main"]["options"]
 MAIN = tasks_of("main")
 
 
-# The concerns that are steps of apply.yml's one hpcnet.rdma.node_tuning call (vars/main.yml:
-# __rdma_step_of), and the module each runs; the others (stack, app_config) include a role.
-STEP_MODULES = {"sysctl": "sysctl_tuning", "nic": "nic_tuning", "irq": "irq_affinity", "qos": "roce_qos",
-                "services": "service_state", "record": "managed_files"}
+# The concerns that are sections of apply.yml's one hpcnet.rdma.node_tuning call (vars/main.yml:
+# __rdma_sections), and the node_tuning section each is; the others (stack, app_config) include a role.
+SECTION_OF = {"sysctl": "sysctl", "nic": "nic", "irq": "irq", "qos": "qos", "services": "services", "record": "files"}
 ROLE_VARS = load("vars", "main.yml")
 
 
@@ -65,7 +64,7 @@ def test_main_imports_the_role_concerns_and_the_one_call():
     before = [(t.get("ansible.builtin.import_tasks"), t["tags"]) for t in tasks_of("before")]
     assert before == [(None, ["always"]), ("fast.yml", ["always"]), (None, ["always"]), ("stack.yml", ["stack"])]
     assert ROLE_VARS["__rdma_concern_tags"] == CONCERNS
-    assert set(ROLE_VARS["__rdma_step_of"]) | {"stack", "app_config"} == set(CONCERNS)
+    assert set(ROLE_VARS["__rdma_sections"]) | {"stack", "app_config"} == set(CONCERNS)
 
 
 def test_checks_run_with_any_tag_and_before_any_change():
@@ -109,25 +108,28 @@ def test_the_concerns_are_one_node_tuning_call_in_the_run():
         options = call["hpcnet.rdma.node_tuning"]
         assert options["journal_run"] == RUN and options["journal_dir"] == "{{ rdma_journal_dir }}"
     assert apply_call["hpcnet.rdma.node_tuning"]["mode"] == "{{ __rdma_module_mode }}"
-    assert apply_call["hpcnet.rdma.node_tuning"]["steps"] == "{{ __rdma_apply_steps }}"
-    assert "__rdma_app_config_runs" in ROLE_VARS["__rdma_apply_steps"]
-    assert record_call["hpcnet.rdma.node_tuning"]["steps"] == "{{ __rdma_record_steps }}"
+    # one section per concern, given only when the concern is selected (no steps list built in Jinja)
+    for concern, section in SECTION_OF.items():
+        assert apply_call["hpcnet.rdma.node_tuning"][section] == \
+            "{{ __rdma_sections.%s if '%s' in __rdma_apply_concerns else omit }}" % (concern, concern)
+    assert "steps" not in apply_call["hpcnet.rdma.node_tuning"]
+    assert "__rdma_app_config_runs" in ROLE_VARS["__rdma_apply_concerns"]
+    assert record_call["hpcnet.rdma.node_tuning"]["files"] == "{{ __rdma_sections.record }}"
     assert "__rdma_app_config_runs" in record_call["when"]
     assert tasks_of("app_config")[0]["when"] == "__rdma_app_config_runs | bool"
 
 
 @pytest.mark.parametrize("concern", CONCERNS)
 def test_every_journaling_call_joins_the_run_with_its_release_scope(concern):
-    """A step concern is one step, named after the concern, with its release scope and nothing else of
-    the run (apply.yml gives every step journal_run, journal_dir and mode); a role concern includes
-    its role with module_defaults."""
-    from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning._module import STEPS
+    """A section concern is one section of the call with its release scope and nothing else of the run
+    (apply.yml gives the call journal_run, journal_dir and mode); a role concern includes its role with
+    module_defaults."""
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning._module import SECTIONS
 
     scope = "tuning." + concern
-    if concern in ROLE_VARS["__rdma_step_of"]:
-        step = ROLE_VARS["__rdma_step_of"][concern]
-        assert step["name"] == concern and step["module"] == STEP_MODULES[concern] and step["module"] in STEPS
-        args = step["args"]
+    if concern in ROLE_VARS["__rdma_sections"]:
+        assert SECTION_OF[concern] in dict(SECTIONS)
+        args = ROLE_VARS["__rdma_sections"][concern]
         if isinstance(args, str):    # qos: its options filtered from the profile's section
             assert "'release_scope': '%s'" % scope in args
         else:
@@ -154,9 +156,11 @@ def test_every_journaling_call_joins_the_run_with_its_release_scope(concern):
 def test_every_concern_runs_in_bake_mode_too(concern):
     """rdma_mode=bake reaches every concern (module mode persist, rdma_core_mode) and skips none: a
     part that cannot be baked must say so in its module's result, not vanish from the bake."""
-    if concern in ROLE_VARS["__rdma_step_of"]:
-        assert "rdma_mode" not in str(ROLE_VARS["__rdma_step_of"][concern])
-        assert "rdma_mode" not in ROLE_VARS["__rdma_apply_steps"] + ROLE_VARS["__rdma_steps"]
+    if concern in ROLE_VARS["__rdma_sections"]:
+        assert "rdma_mode" not in str(ROLE_VARS["__rdma_sections"][concern])
+        (call,) = [t for t in tasks_of("apply") if "hpcnet.rdma.node_tuning" in t]
+        sections = [v for k, v in call["hpcnet.rdma.node_tuning"].items() if k in SECTION_OF.values()]
+        assert "rdma_mode" not in ROLE_VARS["__rdma_apply_concerns"] + str(sections) + call["when"]
         return
     for task in tasks_of(concern):
         assert "rdma_mode" not in str(task.get("when", "")), (concern, task["name"])
@@ -167,7 +171,7 @@ def test_every_concern_runs_in_bake_mode_too(concern):
 
 def variables_read():
     names = set()
-    # the task files, and vars/main.yml (each step concern's options are there, __rdma_step_of)
+    # the task files, and vars/main.yml (each section concern's options are there, __rdma_sections)
     for fname in [os.path.join("tasks", n) for n in os.listdir(os.path.join(ROLE, "tasks"))] + [os.path.join("vars", "main.yml")]:
         with open(os.path.join(ROLE, fname), encoding="utf-8") as f:
             text = f.read()
