@@ -256,7 +256,8 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _engine
 from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _concerns as _registry
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _status
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 
 # Where the hpcnet.rdma.tuning role records the applied profile (a journaled file like any other).

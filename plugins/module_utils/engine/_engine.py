@@ -23,7 +23,8 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _fingerprint
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._domain import Domain, DomainMap, Refused
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal import DEFAULT_DIR, Journal, JournalError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Change, Plan, render_diff
 

@@ -52,7 +52,9 @@ import tempfile
 import time
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, os_reason, path_trust_problem, untrusted_file
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import os_reason
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._trust import path_trust_problem, untrusted_file
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Change, Plan
 
 SCHEMA = 2
@@ -78,7 +80,7 @@ _TARGET_FIELDS = frozenset(["keys", "node", "run", "seq"])
 _ORIGINAL_FIELDS = frozenset(["value", "generation", "seq"])
 _GENERATION_FIELDS = frozenset(["id", "module", "status", "time", "changes", "reconciled", "run", "scope"])
 _CHANGE_FIELDS = frozenset(["key", "before", "after"])
-# Typed fields of a file state (see _host.FileState; a field a later schema adds passes as JSON).
+# Typed fields of a file state (see _filestate.FileState; a field a later schema adds passes as JSON).
 _FILE_FIELDS = {"content": str, "mode": str, "link": str, "notify": str, "absent": bool,
                 "encoding": str, "uid": int, "gid": int, "selinux": str}
 
@@ -100,7 +102,7 @@ def _is_int(value: Any) -> bool:
 
 
 # ---------------------------------------------------------------------- trust of the directory
-# The rule is _host's (one place for every directory the collection writes through): the journal
+# The rule is node/_trust's (one place for every directory the collection writes through): the journal
 # directory itself may not be writable by group or others even with the sticky bit.
 def _file_problem(path: str, st: os.stat_result) -> Optional[str]:
     problem = untrusted_file(st)
@@ -109,7 +111,7 @@ def _file_problem(path: str, st: os.stat_result) -> Optional[str]:
 
 def trust_problem(path: str) -> Optional[str]:
     """Why the directory ``path`` (a real path, absolute) cannot be trusted to hold the journal,
-    or None (:func:`_host.path_trust_problem`; the part that does not exist yet is created by root
+    or None (:func:`_trust.path_trust_problem`; the part that does not exist yet is created by root
     with mode 0700 and checked again once it exists)."""
     return path_trust_problem(path, strict_last=True)
 

@@ -37,7 +37,8 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _kmod
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _kmodfiles
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _systemd
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._domain import Refused
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import is_not_supported
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 

@@ -17,7 +17,8 @@ from typing import Any, Dict, List, Optional, Tuple
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _iproute
 from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _domain as _rdma
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _systemd
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 
 MODULES_DIR = "/lib/modules"

@@ -14,7 +14,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _kmodfiles
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 
 DEFAULT_FILE = "/etc/sysctl.d/90-hpcnet-rdma.conf"

@@ -42,7 +42,8 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _engine
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _status
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
 # The modules a step can run.
 STEPS = ("irq_affinity", "managed_files", "nic_tuning", "roce_qos", "service_state", "sysctl_tuning")

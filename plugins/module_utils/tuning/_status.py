@@ -23,7 +23,8 @@ from typing import Any, Dict, List, Optional, Sequence
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _engine
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _fingerprint
 from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _concerns as _registry
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
 # Where the hpcnet.rdma.tuning role records the applied profile (a journaled file like any other).
 PROFILE_FILE = "/etc/hpcnet-rdma/profile.json"

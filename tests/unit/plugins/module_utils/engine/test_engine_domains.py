@@ -22,7 +22,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _domain as _rdma
 from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _concerns as _registry
 from ansible_collections.hpcnet.rdma.plugins.module_utils.sysctl import _domain as _sysctl
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 
 HERE = os.path.dirname(os.path.abspath(__file__))

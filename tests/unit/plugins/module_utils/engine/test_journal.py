@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal import Journal, JournalError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 

@@ -12,7 +12,8 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ibtools
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _iproute
 from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _plan as _irqplan
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _parsing
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
 from ....conftest import fixture
 
