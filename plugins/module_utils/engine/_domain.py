@@ -26,7 +26,7 @@ class Refused(HostError):
     """The node refused the new value and nothing changed for that key: a kernel-managed IRQ
     (EIO), a kernel module still in use, the RDMA netns mode while other namespaces exist.
 
-    ``write_value`` raises it; ``_engine.apply_plan`` turns it into a named ``refused`` result
+    ``write_value`` raises it; ``_apply.apply_plan`` turns it into a named ``refused`` result
     instead of failing the call.  Any other error fails the call and reverts it."""
 
 
