@@ -254,6 +254,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _engine
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _journal
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _journal_schema
 from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _concerns as _registry
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _status
@@ -277,7 +278,7 @@ ARGUMENT_SPEC = _spec.argument_spec(dict(
 def status(module, host: Host) -> dict:
     try:
         state = _status.read(host, module.params["journal_dir"], module.params["profile_file"])
-    except _journal.JournalError as e:
+    except _journal_schema.JournalError as e:
         module.fail_json(msg=str(e))
     out = dict(changed=False, changes=[], previous={}, current={}, **state)
     if out["interrupted"]:
@@ -293,7 +294,7 @@ def in_sync(module, host: Host) -> dict:
         journal = _journal.Journal(host, params["journal_dir"])
         journal.load()
         out = _status.in_sync(host, journal, params["profile_file"], params["inputs_digest"], params["scopes"])
-    except (_journal.JournalError, HostError) as e:
+    except (_journal_schema.JournalError, HostError) as e:
         module.fail_json(msg=str(e))
     interrupted = [{"id": g["id"], "module": g.get("module"), "time": g.get("time")} for g in journal.interrupted()]
     return dict(changed=False, changes=[], previous={}, current={}, interrupted=interrupted, **out)

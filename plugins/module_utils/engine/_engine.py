@@ -27,7 +27,9 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _fingerprint
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._apply import ApplyError, Domains, apply_plan, revert, sweep_write_debris, with_parent_dirs
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._domain import DomainMap
-from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal import DEFAULT_DIR, Journal, JournalError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal import Journal
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_file import DEFAULT_DIR
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_schema import JournalError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Change, Plan, render_diff
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._restore import edited_files, keep_edits, restore_plan
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._transaction import Transaction

@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._apply import Domains
-from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal import DEFAULT_DIR, Journal, JournalError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal import Journal
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_file import DEFAULT_DIR
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_schema import JournalError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Change, Plan
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._restore import restore_plan
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError

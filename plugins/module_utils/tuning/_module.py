@@ -40,6 +40,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _journal
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _journal_schema
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _transaction
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _status
@@ -170,7 +171,7 @@ def sync_state(module: Any, host: Host) -> Dict[str, Any]:
         journal.load()
         out = _status.in_sync(host, journal, params["sync"]["profile_file"], params["sync"]["inputs_digest"],
                               params["sync"]["scopes"])
-    except (_journal.JournalError, HostError) as e:
+    except (_journal_schema.JournalError, HostError) as e:
         module.fail_json(msg="sync: %s" % e)
     out["interrupted"] = [{"id": g["id"], "module": g.get("module"), "time": g.get("time")}
                           for g in journal.interrupted()]

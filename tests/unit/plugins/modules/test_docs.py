@@ -20,7 +20,7 @@ import yaml
 from ansible.utils.plugin_docs import get_docstring
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb
-from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _journal
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _journal_file
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _domain as _qos
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
 
@@ -147,7 +147,7 @@ def test_examples_use_documented_options(name: str) -> None:
 
 def test_shared_journal_dir_is_one_default() -> None:
     docs = resolved_doc("tuning_state")["options"]["journal_dir"]
-    assert docs["default"] == _journal.DEFAULT_DIR == _spec.JOURNAL_DIR["journal_dir"]["default"]
+    assert docs["default"] == _journal_file.DEFAULT_DIR == _spec.JOURNAL_DIR["journal_dir"]["default"]
     users = [m for m in MODULES if "journal_dir" in spec_of(m)]
     assert len(users) >= 8
     for name in users:
