@@ -117,7 +117,8 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _pkg
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._engine import Engine
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
 ARGUMENT_SPEC = _spec.argument_spec(dict(
     packages=dict(type="list", elements="str", required=True),

@@ -227,6 +227,7 @@ generation:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _domain as _rdma
+from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _config as _stack_config
 from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _plan as _rdmaplan
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._engine import Engine
@@ -241,13 +242,13 @@ ARGUMENT_SPEC = _spec.argument_spec(dict(
     memlock=dict(type="dict", options=dict(
         group=dict(type="str", required=True),
         limit=dict(type="str", default="unlimited"),
-        systemd=dict(type="str", choices=list(_rdma.MEMLOCK_SYSTEMD), default="services"),
+        systemd=dict(type="str", choices=list(_stack_config.MEMLOCK_SYSTEMD), default="services"),
         services=dict(type="list", elements="str", default=[]),
     )),
     device_access=dict(type="dict", options=dict(
         group=dict(type="str", required=True),
         mode=dict(type="str", default="0660"),
-        devices=dict(type="list", elements="str", choices=list(_rdma.DEVICES), default=["uverbs", "rdma_cm"]),
+        devices=dict(type="list", elements="str", choices=list(_stack_config.DEVICES), default=["uverbs", "rdma_cm"]),
     )),
     netns_mode=dict(type="str", choices=["exclusive", "shared"]),
     kernel_release=dict(type="str"),
@@ -268,7 +269,7 @@ def run(module, host: Host) -> dict:
         kernel = _rdmaplan.check_modules(host, norm, mode, params["kernel_release"], running, in_container)
     except ValueError as e:
         module.fail_json(msg=str(e))
-    for warning in _rdma.memlock_warnings(norm):
+    for warning in _stack_config.memlock_warnings(norm):
         module.warn(warning)
     extra = {"not_possible": [], "refused": [], "modules": {}, "kernel_release": None, "notes": [],
              "device_nodes": {}, "reboot_required": False, "loaded_as_a_consequence": []}

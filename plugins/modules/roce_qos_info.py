@@ -248,7 +248,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _info as _qosinfo
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
 ARGUMENT_SPEC = dict(
     interfaces=dict(type="list", elements="dict", default=[{"glob": "*"}], options=_spec.argument_spec(_spec.SELECTOR)),

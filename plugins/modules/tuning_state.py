@@ -253,10 +253,13 @@ msg:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _engine
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _journal
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _journal_schema
 from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _concerns as _registry
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _status
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 
 # Where the hpcnet.rdma.tuning role records the applied profile (a journaled file like any other).
@@ -275,7 +278,7 @@ ARGUMENT_SPEC = _spec.argument_spec(dict(
 def status(module, host: Host) -> dict:
     try:
         state = _status.read(host, module.params["journal_dir"], module.params["profile_file"])
-    except _engine.JournalError as e:
+    except _journal_schema.JournalError as e:
         module.fail_json(msg=str(e))
     out = dict(changed=False, changes=[], previous={}, current={}, **state)
     if out["interrupted"]:
@@ -288,10 +291,10 @@ def in_sync(module, host: Host) -> dict:
     """Reads only (no lock, no write): the same in check mode."""
     params = module.params
     try:
-        journal = _engine.Journal(host, params["journal_dir"])
+        journal = _journal.Journal(host, params["journal_dir"])
         journal.load()
         out = _status.in_sync(host, journal, params["profile_file"], params["inputs_digest"], params["scopes"])
-    except (_engine.JournalError, HostError) as e:
+    except (_journal_schema.JournalError, HostError) as e:
         module.fail_json(msg=str(e))
     interrupted = [{"id": g["id"], "module": g.get("module"), "time": g.get("time")} for g in journal.interrupted()]
     return dict(changed=False, changes=[], previous={}, current={}, interrupted=interrupted, **out)

@@ -402,8 +402,9 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _findings
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _info as _qosinfo
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _status
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
-from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal import JournalError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_schema import JournalError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
 
 ARGUMENT_SPEC = _spec.argument_spec(dict(

@@ -12,7 +12,7 @@ still starts with that tool (a PID the kernel has reused for another process, or
 names, is never signalled); SIGTERM goes to the server's process group only when the server still
 leads it, then SIGKILL after a grace period.
 
-The run directory must be trusted as the journal's directory is (``_journal.trust_problem``: root's,
+The run directory must be trusted as the journal's directory is (``_journal_file.trust_problem``: root's,
 not writable by group or others, its parents only root can write) and not a symbolic link itself; the
 pid and log files are opened with ``O_NOFOLLOW`` (a planted link is refused, its target untouched).
 Removing the directory removes only the pid and log files of the servers recorded in it, then the
@@ -27,7 +27,7 @@ import subprocess
 import time
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal import trust_problem
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_file import trust_problem
 
 SERVER_TOOLS = ("iperf3", "sockperf", "ib_write_bw", "ib_send_lat", "ib_write_lat", "sleep")
 

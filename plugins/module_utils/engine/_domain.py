@@ -18,14 +18,15 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Protocol, runtime_checkable
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
 
 class Refused(HostError):
     """The node refused the new value and nothing changed for that key: a kernel-managed IRQ
     (EIO), a kernel module still in use, the RDMA netns mode while other namespaces exist.
 
-    ``write_value`` raises it; ``_engine.apply_plan`` turns it into a named ``refused`` result
+    ``write_value`` raises it; ``_apply.apply_plan`` turns it into a named ``refused`` result
     instead of failing the call.  Any other error fails the call and reverts it."""
 
 

@@ -13,6 +13,9 @@ Each journal key prefix (``sysctl:``, ``nic:``, ``file:``, ...) belongs to a dom
 it as the domain files' ``DOMAINS`` maps, plus ``file:`` and ``dir:`` (parent directories), so a
 module's payload carries only its own domains; ``tuning_state`` hands it all of them
 (``_registry``), so rollback can restore any key any module wrote.
+
+What it runs lives beside it: applying a plan (``_apply``), rollback's best-effort restore
+(``_restore``) and a node_tuning call's runs as one unit (``_transaction``).
 """
 from __future__ import annotations
 
@@ -22,282 +25,16 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _fingerprint
-from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._domain import Domain, DomainMap, Refused
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
-from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal import DEFAULT_DIR, Journal, JournalError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._apply import ApplyError, Domains, apply_plan, revert, sweep_write_debris, with_parent_dirs
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._domain import DomainMap
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal import Journal
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_file import DEFAULT_DIR
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_schema import JournalError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Change, Plan, render_diff
-
-
-class Domains(object):
-    """Journal key prefix → domain: the maps given, plus ``file:`` and ``dir:`` that every engine
-    needs for the parent directories it plans (:func:`with_parent_dirs`)."""
-
-    def __init__(self, *maps: DomainMap) -> None:
-        self._by_prefix: Dict[str, Domain] = {}
-        for m in (_files.DOMAINS,) + maps:
-            for prefix, domain in m.items():
-                if self._by_prefix.get(prefix, domain) is not domain:
-                    raise ValueError("two domains claim the journal key prefix %r" % prefix)
-                self._by_prefix[prefix] = domain
-
-    def prefixes(self) -> List[str]:
-        return sorted(self._by_prefix)
-
-    def of(self, key: str) -> Domain:
-        name = key.split(":", 1)[0]
-        if name not in self._by_prefix:
-            raise HostError("journal key %r belongs to no known domain (%s)" % (key, ", ".join(self.prefixes())))
-        return self._by_prefix[name]
-
-    def read_value(self, host: Host, key: str) -> Any:
-        return self.of(key).read_value(host, key.split(":", 1)[1])
-
-    def write_value(self, host: Host, key: str, value: Any) -> None:
-        self.of(key).write_value(host, key.split(":", 1)[1], value)
-
-    def same(self, key: str, actual: Any, wanted: Any) -> bool:
-        return bool(self.of(key).same(actual, wanted))
-
-
-class ApplyError(Exception):
-    """Apply or verify failed; ``reverted`` tells whether the node is back to the call's start."""
-
-    def __init__(self, msg: str, reverted: bool) -> None:
-        Exception.__init__(self, msg)
-        self.reverted = reverted
-
-
-def with_parent_dirs(host: Host, plan: Plan, previous: Dict[str, Any]) -> Plan:
-    """Every directory a planned file needs and the node lacks becomes a ``dir:`` change (False →
-    True) right before the file, so the journal holds it and rollback removes it after the file.
-
-    One place for every module: the file domain creates missing parents when it writes, so a
-    planner that forgot them would leave directories behind after a rollback."""
-    creates = [c for c in plan if c.domain == "file" and _files.is_absent(c.before) and not _files.is_absent(c.after)]
-    if not creates:
-        return plan
-    out = Plan()
-    planned = set(plan.keys())
-    for c in plan:
-        if c in creates:
-            for parent in _files.missing_parents(host, c.target):
-                key = "dir:" + parent
-                if key not in planned:
-                    planned.add(key)
-                    previous[key] = False
-                    out.add(key, False, True)
-        out.add(c.key, c.before, c.after)
-    return out
-
-
-def apply_plan(host: Host, plan: Plan, domains: Domains) -> Tuple[List[Change], List[Dict[str, str]]]:
-    """Apply every change in order, verify each by reading it back; all-or-nothing.
-
-    Returns the changes with ``after`` replaced by the value read back, and the changes the node
-    refused (``_domain.Refused``: nothing changed for that key, e.g. a kernel-managed IRQ) as
-    named results.  On any other failure reverts what was applied (newest first) and raises
-    :class:`ApplyError` naming the key.
-    """
-    applied: List[Change] = []
-    refused: List[Dict[str, str]] = []
-    current: Optional[Change] = None
-    try:
-        for c in plan:
-            current = c
-            try:
-                domains.write_value(host, c.key, c.after)
-            except Refused as e:  # a named result; any other error fails and reverts the call
-                refused.append({"key": c.key, "reason": str(e)})
-                continue
-            applied.append(c)
-        verified = []
-        for c in applied:
-            current = c
-            actual = domains.read_value(host, c.key)
-            if not domains.same(c.key, actual, c.after):
-                raise HostError("read back %r after writing %r" % (actual, c.after))
-            verified.append(Change(c.key, c.before, actual))
-        return verified, refused
-    except HostError as e:
-        problems = _revert(host, applied, domains)
-        msg = "%s: %s" % (current.key if current else "plan", e)
-        if applied:
-            msg += "; reverted %d earlier change(s) of this call" % len(applied)
-        if problems:
-            msg += "; REVERT FAILED for %s — the journal keeps the originals, run tuning_state rollback" \
-                   % "; ".join(problems)
-        raise ApplyError(msg, reverted=not problems)
-
-
-def _revert(host: Host, applied: List[Change], domains: Domains) -> List[str]:
-    problems = []
-    for c in reversed(applied):
-        try:
-            domains.write_value(host, c.key, c.before)
-        except HostError as e:
-            problems.append("%s (%s)" % (c.key, e))
-    return problems
-
-
-Restored = Tuple[List[Change], List[Dict[str, str]], List[Dict[str, str]]]
-
-
-def restore_plan(host: Host, plan: Plan, domains: Domains) -> Restored:
-    """Rollback's apply: best effort per key, in order; nothing is ever reverted.
-
-    Each key is written on its own, so one key that cannot be restored (its interface is gone, a
-    package purge is refused, ...) neither stops the others nor undoes them; then every written key
-    is read back (after all writes, as some keys settle only with a later one, e.g. the values in
-    a configfs directory that is removed after them).  Returns the restored changes (``after`` as
-    read back), the keys the node refused with nothing changed (``Refused``, and a directory the
-    collection created that now holds someone else's files: left in place), and the keys that
-    could not be restored, each ``{key, reason}``.
-    """
-    written: List[Change] = []
-    restored: List[Change] = []
-    refused: List[Dict[str, str]] = []
-    failed: List[Dict[str, str]] = []
-    for c in plan:
-        try:
-            domains.write_value(host, c.key, c.after)
-            written.append(c)
-        except Refused as e:
-            refused.append({"key": c.key, "reason": str(e)})
-        except Exception as e:  # noqa: BLE001 - one key's failure, whatever it is, must not stop rollback
-            kept = _occupied_dir(host, c)
-            if kept:
-                refused.append({"key": c.key, "reason": kept})
-            else:
-                failed.append({"key": c.key, "reason": _reason(e)})
-    for c in written:
-        try:
-            actual = domains.read_value(host, c.key)
-        except Exception as e:  # noqa: BLE001
-            failed.append({"key": c.key, "reason": "written, but reading it back failed: %s" % _reason(e)})
-            continue
-        if not domains.same(c.key, actual, c.after):
-            failed.append({"key": c.key, "reason": "read back %r after writing %r" % (actual, c.after)})
-            continue
-        restored.append(Change(c.key, c.before, actual))
-    return restored, refused, failed
-
-
-def _reason(e: Exception) -> str:
-    return str(e) if isinstance(e, (HostError, OSError)) else "%s: %s" % (type(e).__name__, e)
-
-
-def _occupied_dir(host: Host, c: Change) -> Optional[str]:
-    """The reason a directory the collection created is kept: it holds someone else's files."""
-    if c.domain != "dir" or c.after or not host.isdir(c.target):
-        return None
-    names = host.listdir(c.target)
-    if not names:
-        return None
-    shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
-    return "directory %s was created by hpcnet.rdma but now holds files it did not write (%s); " \
-           "left in place" % (c.target, shown)
-
-
-# Temp files of Host.write_file (mkstemp ".hpcnet-XXXX", symlinks "NAME.hpcnet-tmp") that a run
-# killed mid-write left next to a journaled file; only ever removed under the journal lock.
-def _is_write_debris(name: str) -> bool:
-    return name.startswith(".hpcnet-") or name.endswith(".hpcnet-tmp")
-
-
-def sweep_write_debris(host: Host, keys: Sequence[str], dry: bool = False) -> List[str]:
-    """What killed writes left in the directories of the journaled ``file:`` keys; removed unless
-    ``dry``."""
-    dirs = sorted(set(k.split(":", 1)[1].rsplit("/", 1)[0] or "/" for k in keys if k.startswith("file:")))
-    gone = []
-    for d in dirs:
-        for name in host.listdir(d):
-            path = d.rstrip("/") + "/" + name
-            if _is_write_debris(name) and not host.isdir(path):
-                try:
-                    if not dry:
-                        host.write_file(path, None)
-                    gone.append(path)
-                except HostError:
-                    pass
-    return gone
-
-
-class Transaction(object):
-    """Several engine runs of one module call as one unit (hpcnet.rdma.node_tuning's steps): each run
-    that committed a generation is remembered, so that when a later run of the call fails,
-    :meth:`revert` puts back what the earlier ones applied - newest first - and takes their changes
-    out of the journal, as ``tuning_state rollback`` would.  An engine joins the transaction of its
-    module (``module.transaction``); a module without one runs alone, as ever."""
-
-    def __init__(self, host: Host, journal_dir: str = DEFAULT_DIR) -> None:
-        self.host = host
-        self.journal = Journal(host, journal_dir)
-        self.done: List[Tuple[str, Optional[int], List[Change], Domains]] = []
-        self.step: Optional[str] = None   # the caller's name for the runs that follow (node_tuning: its step)
-        # what of the journal directory the call found, so that a fully reverted call leaves none of it
-        self._missing = self._missing_dirs(journal_dir)
-        self._had_lock = host.exists(self.journal.lock_path)
-
-    def _missing_dirs(self, journal_dir: str) -> List[str]:
-        missing = []
-        path = journal_dir.rstrip("/")
-        while path and not self.host.exists(path):
-            missing.append(path)
-            path = path.rsplit("/", 1)[0]
-        return missing   # innermost first
-
-    def committed(self, name: str, gen: Optional[int], verified: List[Change], domains: Domains) -> None:
-        self.done.append((self.step or name, gen, list(verified), domains))
-
-    def revert(self) -> Tuple[List[Dict[str, Any]], List[Dict[str, str]]]:
-        """Write back the ``before`` of every change the committed runs applied, newest first, best
-        effort per key (:func:`restore_plan`), and take the restored keys out of their generations
-        (what cannot be restored stays journaled, for rollback).  Returns ``[{label, generation,
-        keys}]`` of the reverted runs and ``[{key, reason}]`` of the keys that stay applied."""
-        reverted: List[Dict[str, Any]] = []
-        failed: List[Dict[str, str]] = []
-        if not self.done:
-            return reverted, failed
-        with self.host.lock(self.journal.lock_path) as lock:
-            try:
-                self.journal.load()
-            except (JournalError, HostError) as e:   # the node is still reverted; the journal keeps everything
-                failed.append({"key": "journal", "reason": str(e)})
-                journal_ok = False
-            else:
-                journal_ok = True
-            for label, gen, verified, domains in reversed(self.done):
-                back = Plan()
-                for c in reversed(verified):
-                    moved = self._moved(domains, c)
-                    if moved:   # another run changed it since (between two steps): theirs now
-                        failed.append({"key": c.key, "reason": moved})
-                    else:
-                        back.add(c.key, c.after, c.before)
-                restored, refused, unrestorable = restore_plan(self.host, back, domains)
-                keys = [c.key for c in restored]
-                failed.extend(refused + unrestorable)   # stays applied, and journaled for rollback
-                if journal_ok and gen is not None:
-                    try:
-                        self.journal.restored(keys, [gen])
-                    except (JournalError, HostError) as e:
-                        failed.append({"key": "journal generation %d" % gen, "reason": str(e)})
-                reverted.append({"label": label, "generation": gen, "keys": keys})
-            if not self.journal.on_disk() and not self._had_lock:
-                lock.remove()
-        if not self.journal.on_disk():   # the directories the call made, innermost first while empty
-            self.journal.remove_made([self.host.p(path) for path in reversed(self._missing)])
-        return reverted, failed
-
-    def _moved(self, domains: Domains, c: Change) -> Optional[str]:
-        """Why ``c`` is not reverted: the node no longer holds what this call applied (None: revert it)."""
-        try:
-            actual = domains.read_value(self.host, c.key)
-        except HostError as e:
-            return "cannot be read to revert it: %s" % e
-        if domains.same(c.key, actual, c.after):
-            return None
-        return "changed by someone else since this call applied it, so left as it is"
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._restore import edited_files, keep_edits, restore_plan
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._transaction import Transaction
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
 
 class Engine(object):
@@ -352,7 +89,7 @@ class Engine(object):
         plan becomes a journal generation; ``on_success(dry, out)`` runs after the apply (rollback
         updates the journal with it; ``out`` is the result so far, empty when ``dry``) and returns
         whether it changed (or would) anything.  With ``restore`` (rollback) the plan is applied
-        best effort per key (:func:`restore_plan`) and ``out`` lists ``refused`` and
+        best effort per key (:func:`_restore.restore_plan`) and ``out`` lists ``refused`` and
         ``unrestorable`` keys; the caller decides whether that fails.
 
         Every locked run first settles what killed runs left behind (:meth:`reconcile`); a run
@@ -575,7 +312,7 @@ class Engine(object):
         if self.module._diff:
             out["diff"] = render_diff(plan)
         if restore:
-            out.update(refused=[], unrestorable=[], kept_edits=self._edits(plan))
+            out.update(refused=[], unrestorable=[], kept_edits=edited_files(self.host, self.journal, plan))
         if self.module.check_mode or not plan:
             return out
         if restore:
@@ -618,7 +355,7 @@ class Engine(object):
         """The changes were applied but the journal could not record it (a disk that filled between
         apply and commit): revert them, newest first, and fail saying so.  What cannot be reverted is
         named, with the generation that keeps its original for rollback."""
-        problems = _revert(self.host, verified, self.domains)
+        problems = revert(self.host, verified, self.domains)
         keys = ", ".join(c.key for c in verified) or "none"
         if not problems:
             try:
@@ -634,39 +371,10 @@ class Engine(object):
                   "rollback to recover them" % (name, error, keys, "; ".join(problems), gen),
                   changes=plan.as_list(), previous=previous)
 
-    def _edits(self, plan: Plan) -> List[Dict[str, str]]:
-        """Rollback: the files of ``plan`` edited by hand since the collection last wrote them (their
-        bytes differ from the journal's newest ``after``), each with the copy that keeps the edit."""
-        edits = []
-        for c in plan:
-            if c.domain != "file":
-                continue
-            found, written = self.journal.last_written(c.key)
-            if found and _files.edited(c.before, written):
-                edits.append({"key": c.key, "path": c.target, "copy": _files.edited_copy(self.host, c.target)})
-        return edits
-
-    def _keep_edits(self, plan: Plan, out: Dict[str, Any]) -> Tuple[Plan, List[Dict[str, str]]]:
-        """Write each hand-edited file's copy before rollback restores it; a file whose copy cannot
-        be written is not restored (its edit would be lost) and is reported unrestorable."""
-        failed = []
-        skip = set()
-        kept = []
-        for edit in out["kept_edits"]:
-            try:
-                self.host.write_file(edit["copy"], _files.bare(out["previous"][edit["key"]]))
-                kept.append(edit)
-            except HostError as e:
-                skip.add(edit["key"])
-                failed.append({"key": edit["key"], "reason": "edited by hand since the tune, and its copy could not be "
-                                                             "kept, so it was not restored: %s" % e})
-        out["kept_edits"] = kept
-        return Plan([c for c in plan if c.key not in skip]), failed
-
     def _restore(self, plan: Plan, out: Dict[str, Any], current: Dict[str, Any]) -> Dict[str, Any]:
-        """Rollback: apply best effort (:func:`restore_plan`), never revert, report every key.  A file
+        """Rollback: apply best effort (:func:`_restore.restore_plan`), never revert, report every key.  A file
         edited by hand since the tune is kept beside it first (``PATH.hpcnet-rdma-edited``)."""
-        plan, not_kept = self._keep_edits(plan, out)
+        plan, not_kept = keep_edits(self.host, plan, out)
         restored, refused, failed = restore_plan(self.host, plan, self.domains)
         failed = not_kept + failed
         for c in restored:

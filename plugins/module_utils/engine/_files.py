@@ -9,7 +9,8 @@ import hashlib
 import sys
 from typing import Any, Dict, Optional, Union
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import FileState, Host, content_bytes, encode_content
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._filestate import FileState, content_bytes, encode_content
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._systemd import try_restart
 

@@ -93,7 +93,7 @@ def _file_text(state: Any) -> str:
         return ""
     if "link" in state:
         return "symlink -> %s\n" % state["link"]
-    if state.get("encoding") == "base64":   # bytes that are not UTF-8 (see _host.FileState)
+    if state.get("encoding") == "base64":   # bytes that are not UTF-8 (see _filestate.FileState)
         return base64.b64decode(state.get("content", "")).decode("utf-8", "replace")
     return state.get("content", "")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Dict
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal import DEFAULT_DIR
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_file import DEFAULT_DIR
 
 Spec = Dict[str, Dict[str, Any]]
 

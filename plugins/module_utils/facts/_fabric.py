@@ -26,7 +26,8 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _iproute
 from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _nvidia_smi
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _procnet
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
 
 IB = "/sys/class/infiniband"

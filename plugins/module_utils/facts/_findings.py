@@ -25,7 +25,8 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _iproute
 from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
 from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _plan as _irqplan
 from ansible_collections.hpcnet.rdma.plugins.module_utils.services import _domain as _service
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
 
 DPKG_STATUS = "/var/lib/dpkg/status"

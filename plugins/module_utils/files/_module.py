@@ -17,7 +17,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._engine import Engine
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
-from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal import DEFAULT_DIR
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_file import DEFAULT_DIR
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 
 ARGUMENT_SPEC = _spec.argument_spec(dict(

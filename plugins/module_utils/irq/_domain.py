@@ -364,7 +364,7 @@ DOMAINS = {"irq": sys.modules[__name__]}
 def _host_error(msg: str) -> Exception:
     # imported lazily: at boot this file runs alone, without the collection's _host
     try:
-        from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import HostError
+        from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
     except ImportError:
         return RuntimeError(msg)
     return HostError(msg)

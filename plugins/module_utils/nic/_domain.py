@@ -26,7 +26,8 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ethtool
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _iproute
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _procnet
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._spec import SELECTORS
 

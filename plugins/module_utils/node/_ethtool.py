@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Union
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, NotSupported
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import NotSupported
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import (
     NA, ParseError, int_or_none, load_json, snake, split_field, split_lines)
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._runner import Tool

@@ -13,15 +13,16 @@ A tool is declared once, beside its parsers, as a table of argv formats per acti
 A token ``"{name}"`` (any ``str.format`` text) is filled from the call's keyword values; a token
 ``"{*name}"`` splices the list ``name`` into argv.  :meth:`Tool.call` runs the argv through
 ``host.run`` (argv only; ``LC_ALL=C`` is the Host's job), decides success with the action's
-check (default: exit code 0), raises :class:`~_host.NotSupported` when the tool says the driver
-lacks the operation and :class:`~_host.HostError` naming the argv, rc and message otherwise, and
+check (default: exit code 0), raises :class:`~_errors.NotSupported` when the tool says the driver
+lacks the operation and :class:`~_errors.HostError` naming the argv, rc and message otherwise, and
 hands stdout to the action's parser (stdout itself when the action has none).
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, command_error
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import command_error
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import is_not_supported
 
 Parser = Callable[[str], Any]

@@ -26,7 +26,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _mlnx_qos
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _domain as _qos
-from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _domain as _rdma
+from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _config as _stack_config
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 
 SCRIPT = "/usr/local/lib/hpcnet-rdma/roce-qos.sh"
@@ -344,7 +344,7 @@ def render_script(wanted: Wanted, bins: Optional[Dict[str, str]] = None, deferre
 
 
 def render_unit() -> str:
-    return _UNIT.format(rxe=posixpath.basename(_rdma.RXE_UNIT), script=SCRIPT)
+    return _UNIT.format(rxe=posixpath.basename(_stack_config.RXE_UNIT), script=SCRIPT)
 
 
 def planned_paths(mode: str) -> List[str]:

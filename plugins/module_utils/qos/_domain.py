@@ -30,7 +30,8 @@ from typing import Any, Dict, List, Optional, Tuple
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ibtools
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _mlnx_qos
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError, NotSupported
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError, NotSupported
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 

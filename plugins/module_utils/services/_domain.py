@@ -20,7 +20,8 @@ from __future__ import annotations
 import sys
 from typing import Any, Dict, Optional
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._systemd import SYSTEMCTL, systemd_running
 
 

@@ -20,7 +20,8 @@ import sys
 from typing import Any, Dict, List, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _pkgtools
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9+._-]*$")

@@ -16,8 +16,10 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _iproute
 from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _domain as _rdma
+from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _config as _stack_config
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _systemd
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 
 MODULES_DIR = "/lib/modules"
@@ -25,8 +27,8 @@ MODULES_DIR = "/lib/modules"
 
 # ---------------------------------------------------------------------- input (pure)
 def validate(params: Dict[str, Any]) -> Dict[str, Any]:
-    """The normalized request (_rdma.normalize); ValueError names the field, the value and what is allowed."""
-    norm = _rdma.normalize(params)
+    """The normalized request (_stack_config.normalize); ValueError names the field, the value and what is allowed."""
+    norm = _stack_config.normalize(params)
     if not (norm["modules"] or norm["memlock"] or norm["device_access"] or norm["netns_mode"]):
         raise ValueError("nothing to do: give modules, soft_roce, memlock, device_access or netns_mode")
     return norm
@@ -130,7 +132,7 @@ def observe(host: Host, norm: Dict[str, Any], mode: str, kernel_release: Optiona
     rdma_bin = (host.which("rdma") or "/usr/bin/rdma") if norm["soft_roce"] else "rdma"
     if norm["soft_roce"] and mode != "persist":
         host.bin("rdma")   # needed now: fails naming the package that provides it
-    node["wanted_files"] = _rdma.planned_files(norm, rdma_bin)
+    node["wanted_files"] = _stack_config.planned_files(norm, rdma_bin)
     for path, _wanted in node["wanted_files"]:
         node["files"][path] = host.file_state(path)
     return node
@@ -138,7 +140,7 @@ def observe(host: Host, norm: Dict[str, Any], mode: str, kernel_release: Optiona
 
 # ---------------------------------------------------------------------- plan (pure)
 def plan(norm: Dict[str, Any], node: Dict[str, Any], mode: str) -> Dict[str, Any]:
-    """The plan and ``previous`` (_rdma.plan) and what the module returns besides them:
+    """The plan and ``previous`` (_stack_config.plan) and what the module returns besides them:
     ``notes``, ``kernel_release``, ``modules`` (state of each module to load, before)."""
     notes = [node["tree_note"]] if node["tree_note"] else []
     access = norm["device_access"]
@@ -148,7 +150,7 @@ def plan(norm: Dict[str, Any], node: Dict[str, Any], mode: str) -> Dict[str, Any
     if norm["memlock"] and node["memlock_gid"] is None:
         notes.append("group %s does not exist (yet): the memlock limit applies to its members once it does"
                      % norm["memlock"]["group"])
-    out = _rdma.plan(norm, node, mode)
+    out = _stack_config.plan(norm, node, mode)
     tree = node["tree"]
     return {"plan": out["plan"], "previous": out["previous"], "notes": notes,
             "kernel_release": tree["release"] if tree is not None else None,
@@ -194,16 +196,16 @@ def outcome(result: Dict[str, Any]) -> None:
     """``reboot_required`` and the notes that follow from what changed or was refused (pure)."""
     keys = set(c["key"] for c in result.get("changes", []))
     refused = set(r["key"] for r in result.get("refused", []))
-    if "rdma:netns_mode" in refused or "file:" + _rdma.SYSTEMD_MANAGER_DROPIN in keys:
+    if "rdma:netns_mode" in refused or "file:" + _stack_config.SYSTEMD_MANAGER_DROPIN in keys:
         result["reboot_required"] = True
-    if "file:" + _rdma.LIMITS_CONF in keys:
+    if "file:" + _stack_config.LIMITS_CONF in keys:
         result["notes"].append("the memlock limit applies to new login sessions of the group's members")
 
 
 def reapply_udev_rule(host: Host, result: Dict[str, Any]) -> None:
     """After the access rule changed, make udev apply it to the device nodes that already exist."""
     keys = set(c["key"] for c in result.get("changes", []))
-    if "file:" + _rdma.UDEV_RULE not in keys or not host.exists("/run/udev/control"):
+    if "file:" + _stack_config.UDEV_RULE not in keys or not host.exists("/run/udev/control"):
         return
     try:
         _systemd.UDEVADM.call(host, "reload")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils.sysctl import _domain as _sysctl
+from ansible_collections.hpcnet.rdma.plugins.module_utils.sysctl import _keys as _sysctl_keys
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._engine import Engine
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
@@ -18,7 +19,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Pl
 
 ARGUMENT_SPEC = _spec.argument_spec(dict(
     sysctls=dict(type="dict", required=True),
-    file=dict(type="path", default=_sysctl.DEFAULT_FILE),
+    file=dict(type="path", default=_sysctl_keys.DEFAULT_FILE),
     on_unsupported=dict(type="str", choices=["fail", "warn"], default="fail", aliases=["on_unsettable"]),
     context=dict(type="str", choices=["auto", "host", "container"], default="auto"),
 ), _spec.MODE, _spec.JOURNAL_DIR, _spec.RUN)
@@ -31,8 +32,8 @@ def run(module, host: Host) -> dict:
         return {"changed": False, "changes": [], "previous": {}, "current": {}, "unsettable": [], "sysctls": {},
                 "msg": "sysctls is empty: nothing to do"}
     try:
-        file_path = _sysctl.check_file(params["file"])
-        raw = _sysctl.normalize_keys(params["sysctls"])
+        file_path = _sysctl_keys.check_file(params["file"])
+        raw = _sysctl_keys.normalize_keys(params["sysctls"])
     except ValueError as e:
         module.fail_json(msg=str(e))
     engine = Engine(module, host, params["journal_dir"], domains=(_sysctl.DOMAINS,))

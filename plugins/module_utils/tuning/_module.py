@@ -22,7 +22,7 @@ Otherwise the call is all-or-nothing for the node (STYLE.md "Transactions"):
 3. the steps run for real, in order, each its module's own run (lock, re-plan, journal generation,
    apply, read back).  When a step fails there - the kernel or a driver refusing, or a re-plan that
    no longer holds - the steps this call already applied are reverted too, newest first, and their
-   changes leave the journal (``_engine.Transaction``); a key that cannot be put back is named, stays
+   changes leave the journal (``_transaction.Transaction``); a key that cannot be put back is named, stays
    journaled, and ``tuning_state rollback`` recovers it.
 
 A step is planned against the node as the call finds it, so a step whose input is valid only after an
@@ -39,10 +39,13 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _engine
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _journal
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _journal_schema
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _transaction
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _status
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
 # The modules a step can run.
 STEPS = ("irq_affinity", "managed_files", "nic_tuning", "roce_qos", "service_state", "sysctl_tuning")
@@ -201,11 +204,11 @@ def sync_state(module: Any, host: Host) -> Dict[str, Any]:
     these inputs leaves it?"""
     params = module.params
     try:
-        journal = _engine.Journal(host, params["journal_dir"])
+        journal = _journal.Journal(host, params["journal_dir"])
         journal.load()
         out = _status.in_sync(host, journal, params["sync"]["profile_file"], params["sync"]["inputs_digest"],
                               params["sync"]["scopes"])
-    except (_engine.JournalError, HostError) as e:
+    except (_journal_schema.JournalError, HostError) as e:
         module.fail_json(msg="sync: %s" % e)
     out["interrupted"] = [{"id": g["id"], "module": g.get("module"), "time": g.get("time")}
                           for g in journal.interrupted()]
@@ -277,7 +280,7 @@ def apply(module: Any, host: Host, steps: List[Dict[str, Any]], validated: List[
     """The steps for real, in order, in one Transaction: a step that fails reverts the steps this
     call applied before it, and the call fails saying so."""
     params = module.params
-    transaction = _engine.Transaction(host, params["journal_dir"])
+    transaction = _transaction.Transaction(host, params["journal_dir"])
     results: List[Dict[str, Any]] = []
     for index, (step, step_params) in enumerate(zip(steps, validated)):
         label = label_of(index, step)

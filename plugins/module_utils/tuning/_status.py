@@ -20,10 +20,12 @@ import base64
 import hashlib
 from typing import Any, Dict, List, Optional, Sequence
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _engine
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _apply
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _journal
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _fingerprint
 from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _concerns as _registry
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
 # Where the hpcnet.rdma.tuning role records the applied profile (a journaled file like any other).
 PROFILE_FILE = "/etc/hpcnet-rdma/profile.json"
@@ -40,7 +42,7 @@ def shown(key: str, value: Any) -> Any:
     return out
 
 
-def applied_values(journal: _engine.Journal) -> Dict[str, Dict[str, Any]]:
+def applied_values(journal: _journal.Journal) -> Dict[str, Dict[str, Any]]:
     """Each journaled key's newest change: the value the collection last set, and when."""
     applied = {}
     for g in journal.generations():
@@ -67,14 +69,14 @@ def profile(host: Host, path: str, applied: Dict[str, Dict[str, Any]]) -> Option
     return out
 
 
-def status(host: Host, journal: _engine.Journal, profile_file: Optional[str] = None) -> Dict[str, Any]:
+def status(host: Host, journal: _journal.Journal, profile_file: Optional[str] = None) -> Dict[str, Any]:
     """generations, tuned (original and live value of each journaled key), interrupted, drift (each
     journaled key against the value the collection last set; each key a call found already right -
     in the journal's targets only - against its target, with its ``scope``) and, with a
     ``profile_file``, the recorded profile; ``journal`` is loaded (or locked) by the caller."""
     tuned = {}
     drift = []
-    domains = _engine.Domains(*_registry.all_maps())   # any key any module wrote
+    domains = _apply.Domains(*_registry.all_maps())   # any key any module wrote
     applied = applied_values(journal)
     for key, original in journal.originals().items():
         try:
@@ -122,7 +124,7 @@ def read(host: Host, journal_dir: str, profile_file: Optional[str] = PROFILE_FIL
     """:func:`status` of the journal in ``journal_dir``, loaded without its lock (read only).
 
     Raises ``JournalError`` (an untrusted or corrupt journal) and ``HostError``."""
-    journal = _engine.Journal(host, journal_dir)
+    journal = _journal.Journal(host, journal_dir)
     journal.load()
     return status(host, journal, profile_file)
 
@@ -141,7 +143,7 @@ def _reason(text: str, scope: Optional[str] = None, module: Optional[str] = None
     return out
 
 
-def in_sync(host: Host, journal: _engine.Journal, profile_file: str, inputs_digest: str,
+def in_sync(host: Host, journal: _journal.Journal, profile_file: str, inputs_digest: str,
             scopes: Sequence[str]) -> Dict[str, Any]:
     """Whether the node is exactly as a tune with ``inputs_digest`` over ``scopes`` leaves it.
 
@@ -170,8 +172,8 @@ def in_sync(host: Host, journal: _engine.Journal, profile_file: str, inputs_dige
                                % (gen["id"], gen.get("module"), gen.get("time")), gen.get("scope")))
     targets = journal.targets()
     # only the domains of the keys this check reads (the others are not even imported)
-    domains = _engine.Domains(*_registry.for_keys(key for scope in scopes for entry in targets.get(scope, {}).values()
-                                                  for key in entry["keys"]))
+    domains = _apply.Domains(*_registry.for_keys(key for scope in scopes for entry in targets.get(scope, {}).values()
+                                                 for key in entry["keys"]))
     live_node: Optional[Dict[str, str]] = None
     checked = 0
     # the profile record is the last call of a finished run: an entry stored after it was stored by

@@ -19,8 +19,8 @@ import yaml
 
 from ansible.utils.plugin_docs import get_docstring
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb
-from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _journal
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb_parse
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _journal_file
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _domain as _qos
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
 
@@ -147,7 +147,7 @@ def test_examples_use_documented_options(name: str) -> None:
 
 def test_shared_journal_dir_is_one_default() -> None:
     docs = resolved_doc("tuning_state")["options"]["journal_dir"]
-    assert docs["default"] == _journal.DEFAULT_DIR == _spec.JOURNAL_DIR["journal_dir"]["default"]
+    assert docs["default"] == _journal_file.DEFAULT_DIR == _spec.JOURNAL_DIR["journal_dir"]["default"]
     users = [m for m in MODULES if "journal_dir" in spec_of(m)]
     assert len(users) >= 8
     for name in users:
@@ -205,10 +205,10 @@ def test_verify_info_documents_the_qos_interfaces_as_roce_qos_info_does() -> Non
 def test_roce_qos_info_documents_every_ets_and_buffer_key() -> None:
     """Every key ``dcb ets``/``dcb buffer`` and the ``mlnx_qos`` report give, and the unreadable form, is documented."""
     contains = returns_of("roce_qos_info")["interfaces"]["contains"]
-    ets = _dcb.parse_dcb_ets("prio-tc 0:0 1:0 2:0 3:3 4:0 5:0 6:0 7:0\ntc-tsa 0:ets 1:strict 2:strict 3:ets 4:strict "
-                             "5:strict 6:strict 7:strict\ntc-bw 0:50 1:0 2:0 3:50 4:0 5:0 6:0 7:0\n")
-    buffer = _dcb.parse_dcb_buffer("prio-buffer 0:0 1:0 2:0 3:1 4:0 5:0 6:0 7:0\n"
-                                   "buffer-size 0:10Kb 1:10Kb 2:0b 3:0b 4:0b 5:0b 6:0b 7:0b\ntotal-size 1Mb\n")
+    ets = _dcb_parse.parse_dcb_ets("prio-tc 0:0 1:0 2:0 3:3 4:0 5:0 6:0 7:0\ntc-tsa 0:ets 1:strict 2:strict 3:ets 4:strict "
+                                   "5:strict 6:strict 7:strict\ntc-bw 0:50 1:0 2:0 3:50 4:0 5:0 6:0 7:0\n")
+    buffer = _dcb_parse.parse_dcb_buffer("prio-buffer 0:0 1:0 2:0 3:1 4:0 5:0 6:0 7:0\n"
+                                         "buffer-size 0:10Kb 1:10Kb 2:0b 3:0b 4:0b 5:0b 6:0b 7:0b\ntotal-size 1Mb\n")
     mlnx = _qos._mlnx_ets({"tc": {0: {"tsa": "ets", "bw": 100}}, "prio_tc": {0: 0}})
     unreadable = {"readable": False, "reason": "unreadable: x"}
     for key, values in (("ets", (ets, mlnx, unreadable)), ("buffer", (buffer, unreadable))):

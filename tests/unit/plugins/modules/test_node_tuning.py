@@ -278,12 +278,12 @@ def test_a_refusal_after_an_earlier_tune_takes_only_this_call_s_changes_out_of_t
 
 
 def test_a_key_that_cannot_be_reverted_is_named_and_stays_journaled_for_rollback(lab, monkeypatch):
-    from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _host
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _errors, _host
     real = _host.Host.write_proc
 
     def refuse_the_original(self, path, value):
         if path.endswith("/tcp_sack") and value.strip() == "1":
-            raise _host.HostError("cannot write %r to %s: Device or resource busy" % (value, path))
+            raise _errors.HostError("cannot write %r to %s: Device or resource busy" % (value, path))
         return real(self, path, value)
 
     monkeypatch.setattr(_host.Host, "write_proc", refuse_the_original)

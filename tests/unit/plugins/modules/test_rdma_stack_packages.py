@@ -19,7 +19,7 @@ import shutil
 import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _pkg
-from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _domain as _rdma
+from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _config as _stack_config
 from ansible_collections.hpcnet.rdma.plugins.modules import fabric_info, rdma_packages, rdma_stack, tuning_state
 
 from ...conftest import FIXTURES, Failed, FakeModule, FakeNode, fixture, veth
@@ -174,7 +174,7 @@ class RdmaNode(FakeNode):
             self.write(node, "", 0o666)                   # the kernel's default mode for uverbs
             for ulp in (self.read("/etc/rdma/modules/rdma.conf") or "").split():   # rdma-core's udev rules
                 self.load(ulp)
-            rule = self.read(_rdma.UDEV_RULE) or ""
+            rule = self.read(_stack_config.UDEV_RULE) or ""
             if 'SUBSYSTEM=="infiniband_verbs"' in rule:   # what udevd does with the rule on the new device
                 os.chown(self.path(node), -1, GID)
                 os.chmod(self.path(node), 0o660)
@@ -341,8 +341,8 @@ def test_stack_check_apply_idempotent_rollback_exact(rnode):
     assert rnode.snapshot() == pristine and rnode.loaded == set() and rnode.rxe == {}
     assert not [c for c in rnode.calls if c[0] == "rdma"]   # its netlink socket would load ib_core
     keys = [c["key"] for c in predicted["changes"]]
-    assert [k for k in keys if not k.startswith("dir:")][0] == "file:" + _rdma.MODPROBE_CONF  # before ib_core
-    assert keys.index("dir:/etc/systemd/system/slurmd.service.d") < keys.index("file:" + _rdma.SERVICE_DROPIN % "slurmd.service")
+    assert [k for k in keys if not k.startswith("dir:")][0] == "file:" + _stack_config.MODPROBE_CONF  # before ib_core
+    assert keys.index("dir:/etc/systemd/system/slurmd.service.d") < keys.index("file:" + _stack_config.SERVICE_DROPIN % "slurmd.service")
     kmods = [k[5:] for k in keys if k.startswith("kmod:")]
     assert kmods[0] == "ib_core" and set(kmods) >= {"ib_umad", "rdma_ucm", "rdma_rxe", "ib_uverbs", "udp_tunnel"}
     assert keys.index("kmod:rdma_rxe") < keys.index("rxe:rxe0")
@@ -350,18 +350,18 @@ def test_stack_check_apply_idempotent_rollback_exact(rnode):
     assert [c["key"] for c in real["changes"]] == keys and real["current"] == predicted["current"]
     assert rnode.loaded >= {"ib_core", "ib_umad", "rdma_ucm", "rdma_rxe"} and rnode.rxe == {"rxe0": "data0"}
     assert rnode.read("/sys/module/ib_core/parameters/netns_mode") == "N\n"
-    assert rnode.read(_rdma.LIMITS_CONF).endswith("@rdma - memlock unlimited\n")
-    assert "LimitMEMLOCK=infinity" in rnode.read(_rdma.SERVICE_DROPIN % "slurmd.service")
-    assert not os.path.exists(rnode.path(_rdma.SYSTEMD_MANAGER_DROPIN))
-    assert "options ib_core netns_mode=0" in rnode.read(_rdma.MODPROBE_CONF)
-    load = rnode.read(_rdma.MODULES_LOAD)
+    assert rnode.read(_stack_config.LIMITS_CONF).endswith("@rdma - memlock unlimited\n")
+    assert "LimitMEMLOCK=infinity" in rnode.read(_stack_config.SERVICE_DROPIN % "slurmd.service")
+    assert not os.path.exists(rnode.path(_stack_config.SYSTEMD_MANAGER_DROPIN))
+    assert "options ib_core netns_mode=0" in rnode.read(_stack_config.MODPROBE_CONF)
+    load = rnode.read(_stack_config.MODULES_LOAD)
     assert load.splitlines()[-3:] == ["ib_umad", "rdma_ucm", "rdma_rxe"]
-    rule = rnode.read(_rdma.UDEV_RULE)
+    rule = rnode.read(_stack_config.UDEV_RULE)
     assert 'SUBSYSTEM=="infiniband_verbs", KERNEL=="uverbs*", GROUP="rdma", MODE="0660"' in rule
     assert 'KERNEL=="rdma_cm", GROUP="rdma", MODE="0660"' in rule and "umad" not in rule
-    unit = rnode.read(_rdma.RXE_UNIT)
+    unit = rnode.read(_stack_config.RXE_UNIT)
     assert "ExecStart=-/usr/sbin/rdma link add rxe0 type rxe netdev data0" in unit
-    assert os.readlink(rnode.path(_rdma.RXE_LINK)) == _rdma.RXE_UNIT
+    assert os.readlink(rnode.path(_stack_config.RXE_LINK)) == _stack_config.RXE_UNIT
     st = os.stat(rnode.path("/dev/infiniband/rdma_cm"))
     assert (st.st_gid, oct(st.st_mode & 0o777)) == (GID, "0o660")
     assert real["device_nodes"]["/dev/infiniband/rdma_cm"] == {"gid": GID, "mode": "0660"}
@@ -399,7 +399,7 @@ def test_stack_journals_modules_the_new_device_made_the_system_load(rnode):
 def test_stack_leaves_modules_that_were_loaded_before(rnode):
     rnode.load("ib_core")
     out = call(rdma_stack, rnode, modules=["ib_umad"])
-    assert [c["key"] for c in out["changes"]] == ["dir:/etc/modules-load.d", "file:" + _rdma.MODULES_LOAD,
+    assert [c["key"] for c in out["changes"]] == ["dir:/etc/modules-load.d", "file:" + _stack_config.MODULES_LOAD,
                                                   "kmod:ib_umad"]
     assert out["modules"] == {"ib_core": "loaded", "ib_umad": "absent"}
     rollback(rnode)
@@ -421,13 +421,13 @@ def test_stack_netns_busy_is_refused_and_needs_a_reboot(rnode):
     assert [r["key"] for r in out["refused"]] == ["rdma:netns_mode"]
     assert "while other network namespaces exist" in out["refused"][0]["reason"]
     assert out["reboot_required"] is True
-    assert "options ib_core netns_mode=0" in rnode.read(_rdma.MODPROBE_CONF)
+    assert "options ib_core netns_mode=0" in rnode.read(_stack_config.MODPROBE_CONF)
 
 
 def test_stack_persist_only_touches_files(rnode):
     out = call(rdma_stack, rnode, mode="persist", **STACK)
     assert all(c["key"].startswith(("file:", "dir:")) for c in out["changes"]) and rnode.loaded == set()
-    assert "DefaultLimitMEMLOCK" not in rnode.read(_rdma.SERVICE_DROPIN % "slurmd.service")
+    assert "DefaultLimitMEMLOCK" not in rnode.read(_stack_config.SERVICE_DROPIN % "slurmd.service")
 
 
 def test_stack_in_a_container_is_a_named_result(rnode):
@@ -443,8 +443,8 @@ def test_stack_in_a_container_is_a_named_result(rnode):
     assert any("module names were not checked" in n for n in out["notes"])
     assert rnode.loaded == set() and rnode.rxe == {}
     assert not [c for c in out["changes"] if c["key"].split(":")[0] in ("kmod", "rxe", "rdma")]
-    assert rnode.read(_rdma.LIMITS_CONF).endswith("@rdma - memlock unlimited\n")
-    assert not os.path.exists(rnode.path(_rdma.SYSTEMD_MANAGER_DROPIN))     # memlock stays with the group
+    assert rnode.read(_stack_config.LIMITS_CONF).endswith("@rdma - memlock unlimited\n")
+    assert not os.path.exists(rnode.path(_stack_config.SYSTEMD_MANAGER_DROPIN))     # memlock stays with the group
     assert out["reboot_required"] is False
 
 
@@ -482,7 +482,7 @@ def test_stack_soft_roce_names_are_checked_in_every_mode(rnode, mode, soft_roce,
 def test_stack_rxe_unit_waits_for_the_escaped_device_unit(rnode):
     """systemd names the device unit of enp1s0-v1 sys-subsystem-net-devices-enp1s0\\x2dv1.device."""
     call(rdma_stack, rnode, mode="persist", soft_roce=[{"netdev": "enp1s0-v1"}, {"netdev": "data0", "name": "rxe9"}])
-    unit = rnode.read(_rdma.RXE_UNIT)
+    unit = rnode.read(_stack_config.RXE_UNIT)
     devices = "sys-subsystem-net-devices-enp1s0\\x2dv1.device sys-subsystem-net-devices-data0.device"
     assert "\nWants=%s\n" % devices in unit
     assert "\nAfter=systemd-modules-load.service network-pre.target %s\n" % devices in unit
@@ -495,9 +495,9 @@ def test_stack_memlock_default_is_the_group_and_the_named_services_only(rnode):
     m = FakeModule(rdma_stack.ARGUMENT_SPEC, {"memlock": {"group": "rdma", "services": ["slurmd.service"]}})
     out = rdma_stack.run(m, rnode.host())
     assert [c["key"] for c in out["changes"] if c["key"].startswith("file:")] == [
-        "file:" + _rdma.LIMITS_CONF, "file:" + _rdma.SERVICE_DROPIN % "slurmd.service"]
-    assert rnode.read(_rdma.LIMITS_CONF).endswith("@rdma - memlock unlimited\n")
-    assert rnode.read(_rdma.SERVICE_DROPIN % "slurmd.service").endswith("[Service]\nLimitMEMLOCK=infinity\n")
+        "file:" + _stack_config.LIMITS_CONF, "file:" + _stack_config.SERVICE_DROPIN % "slurmd.service"]
+    assert rnode.read(_stack_config.LIMITS_CONF).endswith("@rdma - memlock unlimited\n")
+    assert rnode.read(_stack_config.SERVICE_DROPIN % "slurmd.service").endswith("[Service]\nLimitMEMLOCK=infinity\n")
     assert not os.path.exists(rnode.path("/etc/systemd/system.conf.d"))
     assert m.warnings == [] and out["reboot_required"] is False
     rollback(rnode)
@@ -508,7 +508,7 @@ def test_stack_memlock_global_is_an_explicit_opt_in_that_warns(rnode):
     pristine = rnode.snapshot()
     m = FakeModule(rdma_stack.ARGUMENT_SPEC, {"memlock": {"group": "rdma", "systemd": "global", "limit": "1048576"}})
     out = rdma_stack.run(m, rnode.host())
-    assert rnode.read(_rdma.SYSTEMD_MANAGER_DROPIN).endswith("[Manager]\nDefaultLimitMEMLOCK=1073741824\n")
+    assert rnode.read(_stack_config.SYSTEMD_MANAGER_DROPIN).endswith("[Manager]\nDefaultLimitMEMLOCK=1073741824\n")
     assert out["reboot_required"] is True
     assert len(m.warnings) == 1 and m.warnings[0].startswith(
         "memlock.systemd: global sets DefaultLimitMEMLOCK=1073741824 in /etc/systemd/system.conf.d/90-hpcnet-rdma.conf "
@@ -569,19 +569,19 @@ def test_stack_failed_apply_reverts_this_call(rnode):
 
 # ---------------------------------------------------------------- pure planner tables
 @pytest.mark.parametrize("norm_in, kinds", [
-    ({"modules": ["ib_umad"]}, ["file:" + _rdma.MODULES_LOAD]),
+    ({"modules": ["ib_umad"]}, ["file:" + _stack_config.MODULES_LOAD]),
     ({"memlock": {"group": "hpc", "limit": "1048576", "systemd": "global"}},
-     ["file:" + _rdma.LIMITS_CONF, "file:" + _rdma.SYSTEMD_MANAGER_DROPIN]),
-    ({"memlock": {"group": "hpc", "systemd": "none"}}, ["file:" + _rdma.LIMITS_CONF]),
-    ({"memlock": {"group": "hpc"}}, ["file:" + _rdma.LIMITS_CONF]),                      # the default: the group only
+     ["file:" + _stack_config.LIMITS_CONF, "file:" + _stack_config.SYSTEMD_MANAGER_DROPIN]),
+    ({"memlock": {"group": "hpc", "systemd": "none"}}, ["file:" + _stack_config.LIMITS_CONF]),
+    ({"memlock": {"group": "hpc"}}, ["file:" + _stack_config.LIMITS_CONF]),                      # the default: the group only
     ({"memlock": {"group": "hpc", "services": ["a.service"]}},
-     ["file:" + _rdma.LIMITS_CONF, "file:" + _rdma.SERVICE_DROPIN % "a.service"]),
-    ({"netns_mode": "shared"}, ["file:" + _rdma.MODPROBE_CONF]),
-    ({"device_access": {"group": "rdma", "devices": ["umad"]}}, ["file:" + _rdma.UDEV_RULE]),
+     ["file:" + _stack_config.LIMITS_CONF, "file:" + _stack_config.SERVICE_DROPIN % "a.service"]),
+    ({"netns_mode": "shared"}, ["file:" + _stack_config.MODPROBE_CONF]),
+    ({"device_access": {"group": "rdma", "devices": ["umad"]}}, ["file:" + _stack_config.UDEV_RULE]),
 ])
 def test_planned_files(norm_in, kinds):
-    norm = _rdma.normalize(norm_in)
-    files = _rdma.planned_files(norm, "/usr/bin/rdma")
+    norm = _stack_config.normalize(norm_in)
+    files = _stack_config.planned_files(norm, "/usr/bin/rdma")
     assert ["file:" + p for p, _s in files] == kinds
     text = "".join(s["content"] for _p, s in files)
     if norm_in.get("memlock", {}).get("limit") == "1048576":
@@ -602,13 +602,13 @@ def test_planned_files(norm_in, kinds):
     ("/A~b", "A\\x7eb"), ("/a:b_c.d", "a:b_c.d"), ("/\u00fc", "\\xc3\\xbc"),
 ])
 def test_systemd_escape_path(path, escaped):
-    assert _rdma.systemd_escape_path(path) == escaped
+    assert _stack_config.systemd_escape_path(path) == escaped
 
 
 @pytest.mark.parametrize("path", ["/..", "/x/..", "/foo/../bar"])
 def test_systemd_escape_path_refuses_what_systemd_refuses(path):
     with pytest.raises(ValueError, match="is not a normalized path"):
-        _rdma.systemd_escape_path(path)
+        _stack_config.systemd_escape_path(path)
 
 
 # ---------------------------------------------------------------- fabric_info

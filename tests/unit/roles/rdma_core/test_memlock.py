@@ -25,7 +25,7 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar
 
 import ansible_collections.hpcnet.rdma as collection
-from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _domain as _rdma
+from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _config as _stack_config
 from ansible_collections.hpcnet.rdma.plugins.modules import rdma_stack
 
 from ...conftest import FakeModule, veth
@@ -97,9 +97,9 @@ def test_the_role_default_keeps_memlock_with_the_group(rnode):
     assert params["memlock"] == {"group": "rdma", "limit": "unlimited", "systemd": "services", "services": []}
     pristine = rnode.snapshot()
     m, out = run_role_task(rnode, params)
-    assert _rdma.LIMITS_CONF in written(out) and _rdma.SYSTEMD_MANAGER_DROPIN not in written(out)
+    assert _stack_config.LIMITS_CONF in written(out) and _stack_config.SYSTEMD_MANAGER_DROPIN not in written(out)
     assert not [p for p in written(out) if p.startswith("/etc/systemd/")]       # no service is touched
-    assert rnode.read(_rdma.LIMITS_CONF).endswith("\n@rdma - memlock unlimited\n")
+    assert rnode.read(_stack_config.LIMITS_CONF).endswith("\n@rdma - memlock unlimited\n")
     assert not os.path.exists(rnode.path("/etc/systemd/system.conf.d"))
     assert m.warnings == [] and out["reboot_required"] is False
     rollback(rnode)
@@ -108,11 +108,11 @@ def test_the_role_default_keeps_memlock_with_the_group(rnode):
 
 def test_the_role_writes_the_systemd_default_only_when_asked_and_warns(rnode):
     m, out = run_role_task(rnode, render({"rdma_core_memlock_systemd": "global"}))
-    assert _rdma.SYSTEMD_MANAGER_DROPIN in written(out)
-    assert rnode.read(_rdma.SYSTEMD_MANAGER_DROPIN).endswith("[Manager]\nDefaultLimitMEMLOCK=infinity\n")
+    assert _stack_config.SYSTEMD_MANAGER_DROPIN in written(out)
+    assert rnode.read(_stack_config.SYSTEMD_MANAGER_DROPIN).endswith("[Manager]\nDefaultLimitMEMLOCK=infinity\n")
     assert [w.split(";")[0] for w in m.warnings] == [
         "memlock.systemd: global sets DefaultLimitMEMLOCK=infinity in %s for every systemd service"
-        % _rdma.SYSTEMD_MANAGER_DROPIN]
+        % _stack_config.SYSTEMD_MANAGER_DROPIN]
     assert out["reboot_required"] is True
 
 
@@ -122,7 +122,7 @@ def test_molecule_rdma_core_expects_exactly_what_the_role_writes(rnode):
     _m, out = run_role_task(rnode, render(play_vars("molecule/rdma_core/converge.yml")))
     checks = molecule_module("molecule/rdma_core/tests/test_rdma_core.py", "molecule_rdma_core_checks")
     assert sorted(written(out)) == sorted(checks.FILES)
-    assert checks.MANAGER_DROPIN == _rdma.SYSTEMD_MANAGER_DROPIN and checks.MANAGER_DROPIN not in written(out)
+    assert checks.MANAGER_DROPIN == _stack_config.SYSTEMD_MANAGER_DROPIN and checks.MANAGER_DROPIN not in written(out)
     for path, lines in checks.FILES.items():
         text = rnode.read(path).splitlines()
         assert all(line in text for line in lines), path
@@ -135,5 +135,5 @@ def test_molecule_vm_expects_exactly_what_the_role_writes(rnode):
     checks = molecule_module("molecule/vm/checks_stack.py", "molecule_vm_checks_stack")
     files = [p for p in written(out) if not p.startswith("/etc/systemd/system/multi-user.target.wants/")]
     assert sorted(files) == sorted(checks.STACK_FILES)
-    assert checks.MANAGER_DROPIN == _rdma.SYSTEMD_MANAGER_DROPIN and checks.MANAGER_DROPIN not in written(out)
-    assert checks.SSH_DROPIN == _rdma.SERVICE_DROPIN % "ssh.service"
+    assert checks.MANAGER_DROPIN == _stack_config.SYSTEMD_MANAGER_DROPIN and checks.MANAGER_DROPIN not in written(out)
+    assert checks.SSH_DROPIN == _stack_config.SERVICE_DROPIN % "ssh.service"

@@ -17,12 +17,12 @@ from typing import Any, Dict, List, Set
 import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _domain
-from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _engine
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _apply
 from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
 from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _domain as _rdma
 from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _concerns as _registry
 from ansible_collections.hpcnet.rdma.plugins.module_utils.sysctl import _domain as _sysctl
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -55,7 +55,7 @@ def test_every_domain_conforms_and_rollback_knows_it():
         assert id(mod.DOMAINS) in registered, "%s.DOMAINS is not in _registry.all_maps(): rollback cannot restore it" % name
         for prefix, domain in mod.DOMAINS.items():
             assert isinstance(domain, _domain.Domain), "%s:%s does not conform" % (name, prefix)
-    assert _engine.Domains(*_registry.all_maps()).prefixes() == ALL_PREFIXES
+    assert _apply.Domains(*_registry.all_maps()).prefixes() == ALL_PREFIXES
 
 
 def test_the_registry_names_every_prefix_of_every_domain_file():
@@ -91,16 +91,16 @@ def test_for_keys_imports_only_the_domain_files_it_needs():
 
 
 def test_an_engine_knows_its_modules_domains_and_files_and_dirs():
-    domains = _engine.Domains(_sysctl.DOMAINS)
+    domains = _apply.Domains(_sysctl.DOMAINS)
     assert domains.prefixes() == ["dir", "file", "sysctl"]
     with pytest.raises(HostError, match=r"journal key 'nic:eth0:mtu' belongs to no known domain \(dir, file, sysctl\)"):
         domains.of("nic:eth0:mtu")
-    assert _engine.Domains().prefixes() == ["dir", "file"]
+    assert _apply.Domains().prefixes() == ["dir", "file"]
 
 
 def test_two_domains_may_not_claim_one_prefix():
     with pytest.raises(ValueError, match="two domains claim the journal key prefix 'sysctl'"):
-        _engine.Domains(_sysctl.DOMAINS, {"sysctl": _rdma.KMOD})
+        _apply.Domains(_sysctl.DOMAINS, {"sysctl": _rdma.KMOD})
 
 
 class Memory(object):
@@ -138,16 +138,16 @@ class Memory(object):
 ])
 def test_apply_plan_refused_and_failures(node, refuse, broken, keys, verified, refused, error, end):
     mem = Memory({"a": 0, "b": 0, "c": 0}, refuse, broken)
-    domains = _engine.Domains({"mem": mem})
+    domains = _apply.Domains({"mem": mem})
     plan = Plan()
     for k in keys:
         plan.add(k if ":" in k else "mem:" + k, 0, 1)
     if error:
-        with pytest.raises(_engine.ApplyError, match=error) as e:
-            _engine.apply_plan(node.host(), plan, domains)
+        with pytest.raises(_apply.ApplyError, match=error) as e:
+            _apply.apply_plan(node.host(), plan, domains)
         assert e.value.reverted is True
     else:
-        done, no = _engine.apply_plan(node.host(), plan, domains)
+        done, no = _apply.apply_plan(node.host(), plan, domains)
         assert [c.key for c in done] == verified
         assert [r["key"] for r in no] == refused
         assert all("the node says no" in r["reason"] for r in no)
@@ -207,7 +207,7 @@ def _closure(module: str) -> Set[str]:
     ("rdma_packages", {"tuning._concerns", "qos._domain", "stack._domain", "irq._domain", "sysctl._domain"}),
     ("irq_affinity", {"tuning._concerns", "qos._domain", "stack._domain", "stack._pkg", "sysctl._domain"}),
     ("rdma_stack", {"tuning._concerns", "qos._domain", "irq._domain", "stack._pkg", "sysctl._domain"}),
-    ("roce_qos", {"tuning._concerns", "irq._domain", "stack._pkg", "sysctl._domain"}),
+    ("roce_qos", {"tuning._concerns", "irq._domain", "stack._pkg", "stack._domain", "sysctl._domain"}),
 ])
 def test_a_module_ships_only_the_domains_it_writes(module, never):
     """What AnsiballZ ships follows these imports (scripts/payload_sizes.py measures it)."""

@@ -11,8 +11,10 @@ import time
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
-from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal import Journal, JournalError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal import Journal
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_schema import JournalError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 
 JDIR = "/var/lib/hpcnet-rdma"
@@ -532,9 +534,10 @@ def test_a_run_with_nothing_to_do_takes_the_lock_to_reconcile(tuned, monkeypatch
 
 def test_the_journal_knows_every_key_prefix_of_the_registry():
     """A key prefix the journal does not know makes every journal holding it 'foreign'."""
-    from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _engine
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _apply
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _journal_schema
     from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _concerns as _registry
-    assert set(_engine.Domains(*_registry.all_maps()).prefixes()) == set(journal_module.KEY_PREFIXES)
+    assert set(_apply.Domains(*_registry.all_maps()).prefixes()) == set(_journal_schema.KEY_PREFIXES)
 
 
 def test_a_journal_dir_that_cannot_be_made_is_named_before_anything_changes(tuned):

@@ -14,7 +14,8 @@ import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _fabric
 from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _findings as _findings_node
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
 from ....fixtures.real.loader import real_capture as real
 

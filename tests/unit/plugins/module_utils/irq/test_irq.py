@@ -13,7 +13,7 @@ import yaml
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
 from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _plan as _irqplan
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.modules import irq_affinity, tuning_state
 
 from ....conftest import Failed, FakeModule, fixture

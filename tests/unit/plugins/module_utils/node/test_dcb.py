@@ -2,7 +2,7 @@
 # Copyright (c) 2026 hpcnet.rdma contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""plugins/module_utils/node/_dcb.py: the ``dcb -j`` parsers against recorded outputs
+"""plugins/module_utils/node/_dcb.py and _dcb_parse.py: the ``dcb -j`` parsers against recorded outputs
 (tests/unit/fixtures/README.md says which are captured and which reconstructed from the tools'
 documented formats), and the argv table and its checks through the runner against
 tests/unit/fake_qos.py (a simulation)."""
@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import HostError, NotSupported
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb_parse
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError, NotSupported
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError, is_not_supported
 
 from ....conftest import fixture, mlx5, veth
@@ -24,12 +25,12 @@ from ....fake_qos import FakeQos, QosNode
     ("dcb-pfc.ice.json", {"pfc_cap": 8, "macsec_bypass": False, "delay": 0, "enabled": []}),
 ])
 def test_dcb_pfc_fixtures(name, expected):
-    assert _dcb.parse_dcb_pfc_json(fixture(name)) == expected
+    assert _dcb_parse.parse_dcb_pfc_json(fixture(name)) == expected
 
 
 def test_dcb_pfc_accepts_on_off_strings_and_missing_scalars():
     text = '{"prio_pfc":["off","off","off","on","on","off","off","off"]}'
-    assert _dcb.parse_dcb_pfc_json(text) == {"pfc_cap": None, "macsec_bypass": None, "delay": None, "enabled": [3, 4]}
+    assert _dcb_parse.parse_dcb_pfc_json(text) == {"pfc_cap": None, "macsec_bypass": None, "delay": None, "enabled": [3, 4]}
 
 
 @pytest.mark.parametrize("text, detail", [
@@ -43,24 +44,24 @@ def test_dcb_pfc_accepts_on_off_strings_and_missing_scalars():
 ])
 def test_dcb_pfc_errors(text, detail):
     with pytest.raises(ParseError, match="dcb pfc show: .*" + detail):
-        _dcb.parse_dcb_pfc_json(text)
+        _dcb_parse.parse_dcb_pfc_json(text)
 
 
 # --------------------------------------------------------------------------- dcb -j app show
 def test_dcb_app_mlx5_trust_dscp_holds_all_64_firmware_defaults():
-    parsed = _dcb.parse_dcb_app_json(fixture("dcb-app.mlx5_core.dscp.json"))
+    parsed = _dcb_parse.parse_dcb_app_json(fixture("dcb-app.mlx5_core.dscp.json"))
     assert parsed["dscp_prio"] == dict((d, [d >> 3]) for d in range(64))
     assert parsed["default_prio"] == []
 
 
 def test_dcb_app_empty_table():
-    assert _dcb.parse_dcb_app_json(fixture("dcb-app.mlx5_core.empty.json")) == {
+    assert _dcb_parse.parse_dcb_app_json(fixture("dcb-app.mlx5_core.empty.json")) == {
         "dscp_prio": {}, "default_prio": [], "ethtype_prio": {}, "stream_port_prio": {},
         "dgram_port_prio": {}, "port_prio": {}, "pcp_prio": {}}
 
 
 def test_dcb_app_sparse_table_keeps_several_priorities_per_dscp():
-    parsed = _dcb.parse_dcb_app_json(fixture("dcb-app.ice.json"))
+    parsed = _dcb_parse.parse_dcb_app_json(fixture("dcb-app.ice.json"))
     assert parsed["dscp_prio"] == {26: [3], 46: [5, 6], 48: [6]}
     assert parsed["default_prio"] == [0]
 
@@ -74,14 +75,14 @@ def test_dcb_app_sparse_table_keeps_several_priorities_per_dscp():
 ])
 def test_dcb_app_errors(text, detail):
     with pytest.raises(ParseError, match="dcb app show: .*" + detail):
-        _dcb.parse_dcb_app_json(text)
+        _dcb_parse.parse_dcb_app_json(text)
 
 
 def test_dcb_apptrust():
-    assert _dcb.parse_dcb_apptrust_json(fixture("dcb-apptrust.sparx5.json")) == ["dscp", "pcp"]
-    assert _dcb.parse_dcb_apptrust_json('{"order":[]}') == []
+    assert _dcb_parse.parse_dcb_apptrust_json(fixture("dcb-apptrust.sparx5.json")) == ["dscp", "pcp"]
+    assert _dcb_parse.parse_dcb_apptrust_json('{"order":[]}') == []
     with pytest.raises(ParseError, match="'order' is not a list"):
-        _dcb.parse_dcb_apptrust_json('{"order":"dscp"}')
+        _dcb_parse.parse_dcb_apptrust_json('{"order":"dscp"}')
 
 
 # --------------------------------------------------------------------------- dcb errors (captured)

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb_parse
 
 REAL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "real", "dcb")
 
@@ -46,7 +46,7 @@ def test_every_capture_names_its_source():
     ("dcb-pfc.hns3.reconstructed.json", [], 4),
 ])
 def test_pfc(name, enabled, cap):
-    parsed = _dcb.parse_dcb_pfc_json(capture(name))
+    parsed = _dcb_parse.parse_dcb_pfc_json(capture(name))
     assert parsed == {"pfc_cap": cap, "macsec_bypass": False, "delay": 0, "enabled": enabled}
 
 
@@ -58,20 +58,20 @@ def test_pfc(name, enabled, cap):
     ("dcb-app.iproute2-6.5.triple.reconstructed.json", [3], {16: [2], 24: [5]}),   # [16, 2, " "]
 ])
 def test_app(name, default, dscp):
-    parsed = _dcb.parse_dcb_app_json(capture(name))
+    parsed = _dcb_parse.parse_dcb_app_json(capture(name))
     assert parsed["default_prio"] == default
     assert parsed["dscp_prio"] == dscp
     assert parsed["ethtype_prio"] == {} and parsed["pcp_prio"] == {}
 
 
 def test_app_text_and_json_of_one_table_agree():
-    assert _dcb.parse_dcb_app_json(capture("felix.app.dscp-names.txt")) == \
-        _dcb.parse_dcb_app_json(capture("dcb-app.iproute2-6.5.triple.reconstructed.json"))
+    assert _dcb_parse.parse_dcb_app_json(capture("felix.app.dscp-names.txt")) == \
+        _dcb_parse.parse_dcb_app_json(capture("dcb-app.iproute2-6.5.triple.reconstructed.json"))
 
 
 @pytest.mark.parametrize("name", ["eni1np1.ets.iproute2-next-v5.txt", "dcb-ets.eni1np1.reconstructed.json"])
 def test_ets(name):
-    parsed = _dcb.parse_dcb_ets(capture(name))
+    parsed = _dcb_parse.parse_dcb_ets(capture(name))
     assert parsed["willing"] is True and parsed["ets_cap"] == 8 and parsed["cbs"] is False
     assert parsed["prio_tc"] == [1, 3, 5, 0, 0, 0, 0, 0]
     assert parsed["tc_tsa"] == ["strict"] * 4 + ["ets"] + ["strict"] * 3
@@ -81,7 +81,7 @@ def test_ets(name):
 
 @pytest.mark.parametrize("name", ["eni1np1.buffer.iproute2-next.txt", "dcb-buffer.eni1np1.reconstructed.json"])
 def test_buffer(name):
-    assert _dcb.parse_dcb_buffer(capture(name)) == {
+    assert _dcb_parse.parse_dcb_buffer(capture(name)) == {
         "prio_buffer": [0, 0, 0, 3, 0, 0, 6, 0], "buffer_size": [10000, 0, 0, 70000, 0, 0, 10000, 0],
         "total_size": 221072}
 
@@ -90,16 +90,16 @@ def test_buffer_released_print_size_form():
     # the form iproute2 5.11+ prints (print_size): 10Kb = 10240 bytes
     text = "prio-buffer 0:0 1:1 2:2 3:3 4:4 5:5 6:6 7:7\nbuffer-size 0:10Kb 1:10Kb 2:10Kb 3:10Kb 4:10Kb 5:10Kb 6:1Mb 7:10Kb\n" \
            "total-size 1222Kb\n"
-    parsed = _dcb.parse_dcb_buffer(text)
+    parsed = _dcb_parse.parse_dcb_buffer(text)
     assert parsed["buffer_size"][6] == 1024 * 1024 and parsed["buffer_size"][0] == 10240
     assert parsed["total_size"] == 1222 * 1024
 
 
 def test_maxrate():
-    parsed = _dcb.parse_dcb_maxrate(capture("eni1np1.maxrate.iproute2-next.txt"))
+    parsed = _dcb_parse.parse_dcb_maxrate(capture("eni1np1.maxrate.iproute2-next.txt"))
     assert parsed["tc_maxrate"] == [25 * 10 ** 9] * 6 + [100 * 10 ** 9, 25 * 10 ** 9]
 
 
 @pytest.mark.parametrize("name", ["sparx5.apptrust.iproute2-next-v3.txt", "dcb-apptrust.sparx5.reconstructed.json"])
 def test_apptrust(name):
-    assert _dcb.parse_dcb_apptrust_json(capture(name)) == ["ethtype", "stream-port", "pcp"]
+    assert _dcb_parse.parse_dcb_apptrust_json(capture(name)) == ["ethtype", "stream-port", "pcp"]

@@ -10,7 +10,7 @@ import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ethtool
 from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _fabric
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
 
 from ....conftest import fixture, mlx5, veth

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ibtools
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
 
 from ....conftest import fixture, mlx5

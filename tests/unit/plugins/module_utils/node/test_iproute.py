@@ -12,7 +12,8 @@ import os
 import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _iproute
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
 
 from ....conftest import fixture, mlx5, veth

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _kmod
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 
 from ....conftest import host_answering
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _mlnx_qos
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import HostError, NotSupported
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError, NotSupported
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
 
 from ....conftest import fixture, mlx5, veth

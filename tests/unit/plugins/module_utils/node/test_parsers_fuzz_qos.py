@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb_parse
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _mlnx_qos
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _domain as _qos
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
@@ -22,10 +22,10 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import P
 REAL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "real")
 
 PARSERS = [
-    ("dcb pfc show", _dcb.parse_dcb_pfc_json), ("dcb pfc show", _dcb.parse_dcb_pfc),
-    ("dcb app show", _dcb.parse_dcb_app_json), ("dcb apptrust show", _dcb.parse_dcb_apptrust_json),
-    ("dcb ets show", _dcb.parse_dcb_ets), ("dcb buffer show", _dcb.parse_dcb_buffer),
-    ("dcb maxrate show", _dcb.parse_dcb_maxrate), ("mlnx_qos", _mlnx_qos.parse_mlnx_qos),
+    ("dcb pfc show", _dcb_parse.parse_dcb_pfc_json), ("dcb pfc show", _dcb_parse.parse_dcb_pfc),
+    ("dcb app show", _dcb_parse.parse_dcb_app_json), ("dcb apptrust show", _dcb_parse.parse_dcb_apptrust_json),
+    ("dcb ets show", _dcb_parse.parse_dcb_ets), ("dcb buffer show", _dcb_parse.parse_dcb_buffer),
+    ("dcb maxrate show", _dcb_parse.parse_dcb_maxrate), ("mlnx_qos", _mlnx_qos.parse_mlnx_qos),
 ]
 
 

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb_parse
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ibtools
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _iproute
 from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _plan as _irqplan
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _parsing
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
 from ....conftest import fixture
 
@@ -113,12 +114,12 @@ JSON_READERS = [
     ("ip -j link", _iproute.parse_ip_link_json),
     ("ip -j addr", _iproute.parse_ip_addr_json),
     ("ip -j route get", _iproute.parse_ip_route_get_json),
-    ("dcb pfc show", _dcb.parse_dcb_pfc),
-    ("dcb app show", _dcb.parse_dcb_app_json),
-    ("dcb apptrust show", _dcb.parse_dcb_apptrust_json),
-    ("dcb ets show", _dcb.parse_dcb_ets),
-    ("dcb buffer show", _dcb.parse_dcb_buffer),
-    ("dcb maxrate show", _dcb.parse_dcb_maxrate),
+    ("dcb pfc show", _dcb_parse.parse_dcb_pfc),
+    ("dcb app show", _dcb_parse.parse_dcb_app_json),
+    ("dcb apptrust show", _dcb_parse.parse_dcb_apptrust_json),
+    ("dcb ets show", _dcb_parse.parse_dcb_ets),
+    ("dcb buffer show", _dcb_parse.parse_dcb_buffer),
+    ("dcb maxrate show", _dcb_parse.parse_dcb_maxrate),
 ]
 
 

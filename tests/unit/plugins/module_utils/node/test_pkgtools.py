@@ -10,7 +10,7 @@ import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _pkg
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _pkgtools
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 
 from ....conftest import fixture, host_answering
 

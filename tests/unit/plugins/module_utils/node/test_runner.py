@@ -10,7 +10,7 @@ from typing import Optional
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import HostError, NotSupported
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError, NotSupported
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._runner import Failure, Tool, rc_check
 
 from ....conftest import host_answering

@@ -16,7 +16,7 @@ import pytest
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _domain as _qos
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _boot as _qosboot
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _plan as _qosplan
-from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _domain as _rdma
+from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _config as _stack_config
 
 BINS = {"dcb": "/usr/sbin/dcb", "mlnx_qos": "/usr/bin/mlnx_qos", "modprobe": "/usr/sbin/modprobe"}
 NET = "wait_for /sys/class/net/%s"
@@ -261,7 +261,7 @@ def test_unit():
     assert d["Type"] == ["oneshot"] and d["RemainAfterExit"] == ["yes"]
     assert d["Wants"] == ["systemd-udev-settle.service"]
     assert d["After"] == ["systemd-udev-settle.service", "sys-kernel-config.mount", "systemd-modules-load.service",
-                          os.path.basename(_rdma.RXE_UNIT), "network-pre.target"]
+                          os.path.basename(_stack_config.RXE_UNIT), "network-pre.target"]
     assert d["ExecStart"] == ["/bin/sh", _qosboot.SCRIPT]
     assert d["WantedBy"] == ["multi-user.target"]
     assert os.path.basename(_qosboot.UNIT_LINK) == os.path.basename(_qosboot.UNIT_FILE)
@@ -272,8 +272,8 @@ def test_unit_ordering_has_no_cycle_with_the_soft_roce_unit():
     """We start after the rxe unit; ordering ourselves before network.target is only safe while the
     rxe unit does not start after the network."""
     ours = _directives(_qosboot.render_unit())
-    rxe = _directives(_rdma.rxe_unit([{"name": "rxe0", "netdev": "data0"}], "/usr/bin/rdma"))
-    assert os.path.basename(_rdma.RXE_UNIT) in ours["After"]
+    rxe = _directives(_stack_config.rxe_unit([{"name": "rxe0", "netdev": "data0"}], "/usr/bin/rdma"))
+    assert os.path.basename(_stack_config.RXE_UNIT) in ours["After"]
     assert os.path.basename(_qosboot.UNIT_FILE) not in rxe.get("After", []) + rxe.get("Before", [])
     for target in ours.get("Before", []):
         assert target not in rxe.get("After", []) and target not in rxe.get("Wants", []), target

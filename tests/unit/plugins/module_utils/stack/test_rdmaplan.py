@@ -9,7 +9,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _domain as _rdma
+from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _config as _stack_config
 from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _plan as _rdmaplan
 
 R = "6.1.0-28-amd64"
@@ -33,7 +33,7 @@ def node(**kw: Any) -> Dict[str, Any]:
 
 def keys(n: Dict[str, Any], nd: Dict[str, Any], mode: str) -> List[Any]:
     """(key, before, after) of each runtime key; a file's key alone (its content is _rdma's)."""
-    nd.setdefault("wanted_files", _rdma.planned_files(n, "/usr/bin/rdma"))
+    nd.setdefault("wanted_files", _stack_config.planned_files(n, "/usr/bin/rdma"))
     planned = _rdmaplan.plan(n, nd, mode)
     return [c.key if c.key.startswith("file:") else (c.key, c.before, c.after) for c in planned["plan"]]
 
@@ -121,22 +121,22 @@ DEV = "/dev/infiniband/uverbs0"
     (UVERBS, node(load_order=["ib_core", "ib_uverbs"], kmods={"ib_core": "builtin", "ib_uverbs": "builtin"}),
      "runtime", []),
     # persist: only the file that loads them at boot
-    (UVERBS, node(**LOADED), "persist", ["file:" + _rdma.MODULES_LOAD]),
+    (UVERBS, node(**LOADED), "persist", ["file:" + _stack_config.MODULES_LOAD]),
     # both: files first (modprobe.d must be in place before ib_core loads), then the runtime keys
-    (UVERBS, node(**LOADED), "both", ["file:" + _rdma.MODULES_LOAD, ("kmod:ib_uverbs", "absent", "loaded")]),
+    (UVERBS, node(**LOADED), "both", ["file:" + _stack_config.MODULES_LOAD, ("kmod:ib_uverbs", "absent", "loaded")]),
     # in a container: the files only, whatever the mode
-    (UVERBS, node(runtime_possible=False, **LOADED), "both", ["file:" + _rdma.MODULES_LOAD]),
-    (NETNS, node(netns="shared"), "both", ["file:" + _rdma.MODPROBE_CONF, ("rdma:netns_mode", "shared", "exclusive")]),
+    (UVERBS, node(runtime_possible=False, **LOADED), "both", ["file:" + _stack_config.MODULES_LOAD]),
+    (NETNS, node(netns="shared"), "both", ["file:" + _stack_config.MODPROBE_CONF, ("rdma:netns_mode", "shared", "exclusive")]),
     (NETNS, node(netns="exclusive"), "runtime", []),
     (RXE, node(load_order=["rdma_rxe"], kmods={"rdma_rxe": "loaded"}, rxe={"rxe0": None}), "runtime",
      [("rxe:rxe0", None, {"netdev": "eth0"})]),
     (RXE, node(load_order=["rdma_rxe"], kmods={"rdma_rxe": "loaded"}), "persist",
-     ["file:" + _rdma.MODULES_LOAD, "file:" + _rdma.RXE_UNIT, "file:" + _rdma.RXE_LINK]),
+     ["file:" + _stack_config.MODULES_LOAD, "file:" + _stack_config.RXE_UNIT, "file:" + _stack_config.RXE_LINK]),
     # device nodes get the group and mode only once the group exists
     (ACCESS, node(gid=None, devnodes={DEV: {"gid": 0, "mode": "0600"}}), "runtime", []),
     (ACCESS, node(gid=44, devnodes={DEV: {"gid": 0, "mode": "0600"}}), "runtime",
      [("devnode:" + DEV, {"gid": 0, "mode": "0600"}, {"gid": 44, "mode": "0660"})]),
-    (ACCESS, node(gid=44, devnodes={DEV: {"gid": 44, "mode": "0660"}}), "both", ["file:" + _rdma.UDEV_RULE]),
+    (ACCESS, node(gid=44, devnodes={DEV: {"gid": 44, "mode": "0660"}}), "both", ["file:" + _stack_config.UDEV_RULE]),
 ])
 def test_plan(n, nd, mode, expected):
     assert keys(n, nd, mode) == expected
@@ -152,7 +152,7 @@ def test_plan(n, nd, mode, expected):
     (norm(memlock={"group": "hpc"}), node(memlock_gid=1000), []),
 ])
 def test_plan_notes(n, nd, notes):
-    nd["wanted_files"] = _rdma.planned_files(n, "rdma")
+    nd["wanted_files"] = _stack_config.planned_files(n, "rdma")
     assert _rdmaplan.plan(n, nd, "both")["notes"] == notes
 
 
@@ -177,7 +177,7 @@ def result(*changed: str, refused: Any = (), current: Any = None) -> Dict[str, A
 @pytest.mark.parametrize("res, nd, expected", [
     (result("kmod:ib_uverbs"), node(), True),
     (result("rxe:rxe0"), node(), True),
-    (result("file:" + _rdma.MODULES_LOAD), node(), False),
+    (result("file:" + _stack_config.MODULES_LOAD), node(), False),
     (result("kmod:ib_uverbs"), node(loaded=None), False),        # nothing loaded at runtime here
 ])
 def test_may_load_more(res, nd, expected):
@@ -208,8 +208,8 @@ def test_add_consequences_folds_the_second_generation_in():
 
 @pytest.mark.parametrize("res, reboot, notes", [
     (result(refused=["rdma:netns_mode"]), True, []),
-    (result("file:" + _rdma.SYSTEMD_MANAGER_DROPIN), True, []),
-    (result("file:" + _rdma.LIMITS_CONF), False,
+    (result("file:" + _stack_config.SYSTEMD_MANAGER_DROPIN), True, []),
+    (result("file:" + _stack_config.LIMITS_CONF), False,
      ["the memlock limit applies to new login sessions of the group's members"]),
     (result("kmod:ib_uverbs"), False, []),
 ])

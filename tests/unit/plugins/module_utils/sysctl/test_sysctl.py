@@ -10,11 +10,12 @@ import re
 import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.sysctl import _domain as _sysctl
+from ansible_collections.hpcnet.rdma.plugins.module_utils.sysctl import _keys as _sysctl_keys
 from ansible_collections.hpcnet.rdma.plugins.modules import sysctl_tuning
 
 from ....conftest import Failed, FakeModule
 
-F = _sysctl.DEFAULT_FILE
+F = _sysctl_keys.DEFAULT_FILE
 J = "/var/lib/hpcnet-rdma"
 
 
@@ -50,7 +51,7 @@ PLAN_CASES = [
 
 @pytest.mark.parametrize("desired, observed, mode, container, runtime, unsettable", PLAN_CASES)
 def test_plan(desired, observed, mode, container, runtime, unsettable):
-    desired = dict((_sysctl.normalize_key(k), v) for k, v in desired.items())
+    desired = dict((_sysctl_keys.normalize_key(k), v) for k, v in desired.items())
     out = _sysctl.plan(desired, observed, mode, container, "warn", F, None, J)
     got = [(c.key, c.before, c.after) for c in out["plan"] if c.domain == "sysctl"]
     assert got == runtime
@@ -82,7 +83,7 @@ def test_bad_values_are_refused(desired, observed, message):
 @pytest.mark.parametrize("key", ["", "net..core", "net.core.rmem_max; reboot", "../../etc/passwd", 5])
 def test_key_syntax(key):
     with pytest.raises(ValueError, match="is not a sysctl name"):
-        _sysctl.normalize_key(key)
+        _sysctl_keys.normalize_key(key)
 
 
 def test_unsettable_fails_unless_warn():
@@ -195,7 +196,7 @@ def test_a_numeric_list_may_use_tabs_as_the_kernel_prints_it(kernel):
 def test_string_values_are_checked_against_what_the_kernel_offers(kernel, key, value, error):
     if error is None:
         assert run(kernel, sysctls={key: value})["sysctls"] == {key: value}
-        assert kernel.read(_sysctl.proc_path(key)).strip() == value
+        assert kernel.read(_sysctl_keys.proc_path(key)).strip() == value
         return
     before = kernel.snapshot()
     with pytest.raises(Failed, match="^sysctls.%s: %s" % (re.escape(key), re.escape(error))):
@@ -218,7 +219,7 @@ def test_persist_mode_only_warns_about_a_value_the_running_kernel_lacks(kernel):
     m = FakeModule(sysctl_tuning.ARGUMENT_SPEC, {"sysctls": {"net.core.default_qdisc": "cake"}, "context": "host",
                                                  "mode": "persist"})
     sysctl_tuning.run(m, kernel.host())
-    assert kernel.read(_sysctl.DEFAULT_FILE).endswith("net.core.default_qdisc = cake\n")
+    assert kernel.read(_sysctl_keys.DEFAULT_FILE).endswith("net.core.default_qdisc = cake\n")
     assert any("'cake' is not offered by the running kernel" in w and "the kernel this file boots" in w
                for w in m.warnings)
 
@@ -239,8 +240,8 @@ def test_one_sysctl_in_dotted_and_slash_form_names_both(kernel, sysctls, names):
     ("net/ipv4/tcp_sack", "net.ipv4.tcp_sack", "/proc/sys/net/ipv4/tcp_sack"),
 ])
 def test_slash_form_swaps_dots_and_slashes_as_sysctl_d_says(key, canonical, path):
-    assert _sysctl.normalize_key(key) == canonical
-    assert _sysctl.proc_path(canonical) == path
+    assert _sysctl_keys.normalize_key(key) == canonical
+    assert _sysctl_keys.proc_path(canonical) == path
 
 
 @pytest.mark.parametrize("key, code, words", [
