@@ -10,13 +10,14 @@ the driver, backend, DCB support, trust, PFC priorities, DSCP map, ETS (prio->tc
 bandwidth share per TC), receive buffers and ECN (a DCB part whose output cannot be read is
 reported with ``readable: false`` and the reason, or the interface as unsupported with it); the RDMA ports with
 their RDMA CM ToS and mode; and the coherence checks ``roce_qos`` runs before it applies anything,
-evaluated on the values in place.  Reads through ``_qos`` and ``_link``; changes nothing.
+evaluated on the values in place.  Reads through ``_qos`` and ``nic``; changes nothing.
 """
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _domain as _link
+from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _domain as _nic
+from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _select
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _domain as _qos
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
@@ -27,12 +28,12 @@ DEFAULT_TOS = 106
 def read(host: Host, selections: List[Dict[str, Any]], tos: Optional[int] = None, roce_mode: str = "v2",
          backend: str = "auto") -> Dict[str, Any]:
     """``{interfaces, rdma_ports, findings, unsupported}`` of the interfaces ``selections`` pick
-    (``_link.select`` entries: one of name, glob, driver, subnet each).
+    (``nic._select.select`` entries: one of name, glob, driver, subnet each).
 
     Raises ``HostError`` (a tool or file that cannot be read) and ``ValueError`` (a selection
     that picks nothing by name, a backend whose tool is missing)."""
-    links = _link.observe(host)
-    chosen = _link.select(selections, links)
+    links = _nic.observe(host)
+    chosen = _select.select(selections, links)
     ports = _qos.observe_rdma(host, sorted(chosen), roce_mode)
     interfaces, findings, unsupported = {}, [], []
     for ifname in sorted(chosen):

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _domain as _link
+from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _domain as _nic
+from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _select
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _domain as _qos
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _boot as _qosboot
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
@@ -27,9 +28,9 @@ def observe(host: Host, selections: List[Dict[str, Any]], backend: str, roce_mod
 
     In mode persist (a bake) a ``name`` or ``driver`` selection that matches no interface here is
     ``deferred``: found, and inspected, by the boot script."""
-    links = _link.observe(host)
+    links = _nic.observe(host)
     absent: Dict[str, Dict[str, Any]] = {}
-    chosen = _link.select(selections, links, None, absent if mode == "persist" else None)
+    chosen = _select.select(selections, links, None, absent if mode == "persist" else None)
     ports = _qos.observe_rdma(host, sorted(chosen), roce_mode)
     nics = {}
     for ifname in sorted(chosen):

@@ -8,7 +8,9 @@ import os
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _domain as _link
+from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _domain as _nic
+from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _guard, _linkfile, _select
+from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _plan as _planner
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.modules import nic_tuning
 
@@ -53,20 +55,20 @@ LINKS = {"ens1f0np0": MLX, "data0": VETH, "eth0": MGMT}
     ([{"driver": "veth"}, {"name": "ens1f0np0"}], ["data0", "ens1f0np0"]),
 ])
 def test_select(entries, selected):
-    assert sorted(_link.select(entries, LINKS)) == selected
+    assert sorted(_select.select(entries, LINKS)) == selected
 
 
 def test_later_entries_override_per_setting():
-    chosen = _link.select([{"glob": "*", "mtu": 9000, "rings": {"rx": 4096, "tx": 4096}},
-                           {"name": "ens1f0np0", "rings": {"rx": 8192, "tx": None}}], LINKS)
+    chosen = _select.select([{"glob": "*", "mtu": 9000, "rings": {"rx": 4096, "tx": 4096}},
+                             {"name": "ens1f0np0", "rings": {"rx": 8192, "tx": None}}], LINKS)
     assert chosen["ens1f0np0"]["mtu"] == 9000
     assert chosen["ens1f0np0"]["rings"] == {"rx": 8192, "tx": 4096}
     assert chosen["ens1f0np0"]["selected_by"] == ["glob=*", "name=ens1f0np0"]
 
 
 def test_defaults_apply_to_every_selection_and_entries_override_them():
-    chosen = _link.select([{"driver": "veth"}, {"name": "ens1f0np0", "mtu": 4200, "rings": {"tx": 512}}], LINKS,
-                          {"mtu": 9000, "rings": {"rx": 4096, "tx": 4096}})
+    chosen = _select.select([{"driver": "veth"}, {"name": "ens1f0np0", "mtu": 4200, "rings": {"tx": 512}}], LINKS,
+                            {"mtu": 9000, "rings": {"rx": 4096, "tx": 4096}})
     assert (chosen["data0"]["mtu"], chosen["data0"]["rings"]) == (9000, {"rx": 4096, "tx": 4096})
     assert (chosen["ens1f0np0"]["mtu"], chosen["ens1f0np0"]["rings"]) == (4200, {"rx": 4096, "tx": 512})
 
@@ -92,8 +94,8 @@ def test_defaults_apply_to_every_selection_and_entries_override_them():
      {"mtu": 9000, "rings": {"rx": 1024}}, []),
 ])
 def test_defaults_apply_where_the_nic_allows(entries, defaults, observed, kept, dropped):
-    chosen = _link.select(entries, LINKS, defaults)
-    out = _link.drop_unsupported_defaults(chosen, {"data0": observed})
+    chosen = _select.select(entries, LINKS, defaults)
+    out = _select.drop_unsupported_defaults(chosen, {"data0": observed})
     assert [d["setting"] for d in out] == dropped
     assert all(d["interface"] == "data0" and observed["driver"] in d["reason"] for d in out)
     assert dict((k, v) for k, v in chosen["data0"].items() if k not in ("selected_by", "from_defaults")) == kept
@@ -110,13 +112,13 @@ def test_defaults_apply_where_the_nic_allows(entries, defaults, observed, kept, 
 ])
 def test_select_errors(entries, message):
     with pytest.raises(ValueError, match=message):
-        _link.select(entries, LINKS)
+        _select.select(entries, LINKS)
 
 
 def _plan(settings, obs, cap=False, mode="runtime", mgmt=(), allow=False, **kw):
-    if not isinstance(mgmt, _link.ManagementPath):
+    if not isinstance(mgmt, _guard.ManagementPath):
         mgmt = list(mgmt)
-    return _link.plan({obs["name"]: settings}, {obs["name"]: obs}, mode, cap, mgmt, allow, {}, J, **kw)
+    return _planner.plan({obs["name"]: settings}, {obs["name"]: obs}, mode, cap, mgmt, allow, {}, J, **kw)
 
 
 @pytest.mark.parametrize("settings, obs, changes", [
@@ -158,8 +160,8 @@ def test_cap_lowers_to_maximum_and_reports_it():
 
 
 def test_management_interface_is_refused_unless_allowed():
-    mgmt = _link.management_path(LINKS, [_link.Endpoint("192.168.122.10", "controller", "management_address")],
-                                 NO_ROUTE)
+    mgmt = _guard.management_path(LINKS, [_guard.Endpoint("192.168.122.10", "controller", "management_address")],
+                                  NO_ROUTE)
     assert list(mgmt.protected) == ["eth0"] and mgmt.determined
     with pytest.raises(ValueError, match="eth0 carries the Ansible connection; changing mtu could cut it off"):
         _plan({"mtu": 9000}, MGMT, mgmt=mgmt)
@@ -201,7 +203,7 @@ def test_link_file_content():
     (MLX, ["OriginalName=ens1f0np0"]),
 ])
 def test_link_match_never_uses_the_current_mac(obs, match):
-    assert _link.link_match(obs["name"], obs) == match
+    assert _linkfile.link_match(obs["name"], obs) == match
 
 
 def test_observe_identity_and_shared_paths(tmp_path):
@@ -222,11 +224,11 @@ def test_observe_identity_and_shared_paths(tmp_path):
     os.symlink("../../../../bus/pci/drivers/mlx5_core", str(root / "sys/devices/pci0000:3a/0000:3b:00.0/driver"))
     put("/sys/class/net/data0/addr_assign_type", "1\n")          # veth: random address, no device
     host = Host(root=str(root), environ={})
-    ident = _link.observe_identity(host, "ens1f0np0", 2)
+    ident = _nic.observe_identity(host, "ens1f0np0", 2)
     assert ident == {"udev_path": "pci-0000:3b:00.0", "device_driver": "mlx5_core", "permanent_mac": "b8:ce:f6:00:00:01"}
-    assert _link.observe_identity(host, "data0", 9) == {"udev_path": None, "device_driver": None, "permanent_mac": None}
+    assert _nic.observe_identity(host, "data0", 9) == {"udev_path": None, "device_driver": None, "permanent_mac": None}
     observed = {"ens1f0np0": dict(ident), "ens2": {}}
-    _link.mark_shared_paths(host, observed, {"ens1f0np0": {}, "pf0vf0": {}, "ens2": {}, "data0": {}})
+    _nic.mark_shared_paths(host, observed, {"ens1f0np0": {}, "pf0vf0": {}, "ens2": {}, "data0": {}})
     assert observed["ens1f0np0"]["path_unique"] is False and observed["ens2"]["path_unique"] is True
 
 
@@ -247,7 +249,7 @@ def test_observe_identity_and_shared_paths(tmp_path):
 ])
 def test_link_file_matches(text, why):
     obs = dict(MLX, udev_path="pci-0000:3b:00.0", device_driver="mlx5_core")
-    assert _link.link_file_matches(text, "ens1f0np0", obs) == why
+    assert _linkfile.link_file_matches(text, "ens1f0np0", obs) == why
 
 
 def test_earlier_link_files_that_match_are_warned_about(tmp_path):
@@ -266,7 +268,7 @@ def test_earlier_link_files_that_match_are_warned_about(tmp_path):
     os.symlink("/dev/null", str(root / "etc/systemd/network/02-masked.link"))        # masked by /etc
     put("/run/systemd/network/03-other.link", "[Match]\nDriver=ice\n")
     host = Host(root=str(root), environ={})
-    warnings = _link.earlier_link_files(host, "ens1f0np0", dict(MLX, device_driver="mlx5_core"))
+    warnings = _linkfile.earlier_link_files(host, "ens1f0np0", dict(MLX, device_driver="mlx5_core"))
     assert [w.split(" ", 1)[0] for w in warnings] == ["/usr/lib/systemd/network/01-vendor.link",
                                                       "/etc/systemd/network/05-site.link"]
     assert warnings[1] == (
@@ -316,14 +318,14 @@ def test_low_mtu_allowed_where_nothing_breaks():
 ])
 def test_one_interface_given_conflicting_values_names_both_entries(entries, message):
     with pytest.raises(ValueError, match=message):
-        _link.select(entries, LINKS)
+        _select.select(entries, LINKS)
 
 
 def test_agreeing_entries_and_name_refinements_are_fine():
-    chosen = _link.select([{"name": "data0", "mtu": 9000}, {"glob": "data*", "mtu": 9000, "rings": {"rx": 1}}], LINKS)
+    chosen = _select.select([{"name": "data0", "mtu": 9000}, {"glob": "data*", "mtu": 9000, "rings": {"rx": 1}}], LINKS)
     assert (chosen["data0"]["mtu"], chosen["data0"]["rings"]) == (9000, {"rx": 1})
-    chosen = _link.select([{"glob": "*", "mtu": 9000}, {"name": "data0", "mtu": 1500},
-                           {"driver": "mlx5_core", "mtu": 9000}], LINKS)
+    chosen = _select.select([{"glob": "*", "mtu": 9000}, {"name": "data0", "mtu": 1500},
+                             {"driver": "mlx5_core", "mtu": 9000}], LINKS)
     assert [chosen[n]["mtu"] for n in ("data0", "ens1f0np0", "eth0")] == [1500, 9000, 9000]
 
 
@@ -337,7 +339,7 @@ def network(link_fixture, addr_fixture=None):
         if "addr" in argv:
             return 0, fixture(addr_fixture) if addr_fixture else "[]", ""
         return 1, "", "unexpected %r" % argv
-    return _link.read_network(Host(root="/nonexistent", runner=runner, bin_path=lambda n: "/sbin/" + n, environ={}))
+    return _nic.read_network(Host(root="/nonexistent", runner=runner, bin_path=lambda n: "/sbin/" + n, environ={}))
 
 
 BRIDGED = network("ip-link.bridge-macvlan.captured.json", "ip-addr.bridge-macvlan.captured.json")
@@ -352,7 +354,7 @@ def route(address, oif):
 
 
 def path(*endpoints, required=True):
-    return _link.management_path(BRIDGED, [_link.Endpoint(*e) for e in endpoints], route, required)
+    return _guard.management_path(BRIDGED, [_guard.Endpoint(*e) for e in endpoints], route, required)
 
 
 SSH = "SSH_CONNECTION"
@@ -388,8 +390,8 @@ def test_management_path_says_why():
     assert mgmt.protected["v0"] == ("is the veth peer of v1, which is a port of br0, which holds 10.9.0.1 "
                                     "(SSH_CONNECTION: the node's end)")
     with pytest.raises(ValueError) as e:
-        _link.plan({"v0": {"mtu": 1500}}, {"v0": dict(BRIDGED["v0"], driver="veth")}, "runtime", False, mgmt,
-                   False, {}, J, net=BRIDGED)
+        _planner.plan({"v0": {"mtu": 1500}}, {"v0": dict(BRIDGED["v0"], driver="veth")}, "runtime", False, mgmt,
+                      False, {}, J, net=BRIDGED)
     assert str(e.value) == (
         "interfaces: v0 carries the Ansible connection; changing mtu could cut it off (v0 is the veth peer of v1, "
         "which is a port of br0, which holds 10.9.0.1 (SSH_CONNECTION: the node's end)). "
@@ -412,15 +414,15 @@ def test_management_path_undetermined(endpoints, note):
         assert any(note in n for n in mgmt.notes), mgmt.notes
     obs = {"data0": VETH}
     with pytest.raises(ValueError, match="cannot tell which interface carries the Ansible connection"):
-        _link.plan({"data0": {"mtu": 9000}}, obs, "runtime", False, mgmt, False, {}, J)
+        _planner.plan({"data0": {"mtu": 9000}}, obs, "runtime", False, mgmt, False, {}, J)
     # the controller said the connection does not use this node's network
     mgmt.required = False
-    assert len(_link.plan({"data0": {"mtu": 9000}}, obs, "both", False, mgmt, False, {}, J)["plan"]) == 2
+    assert len(_planner.plan({"data0": {"mtu": 9000}}, obs, "both", False, mgmt, False, {}, J)["plan"]) == 2
     # nothing to change at runtime: nothing to refuse, whatever the path
     mgmt.required = True
-    assert len(_link.plan({"data0": {"mtu": 1500}}, obs, "runtime", False, mgmt, False, {}, J)["plan"]) == 0
-    assert len(_link.plan({"data0": {"mtu": 9000}}, obs, "persist", False, mgmt, False, {}, J)["plan"]) == 1
-    assert len(_link.plan({"data0": {"mtu": 9000}}, obs, "runtime", False, mgmt, True, {}, J)["plan"]) == 1
+    assert len(_planner.plan({"data0": {"mtu": 1500}}, obs, "runtime", False, mgmt, False, {}, J)["plan"]) == 0
+    assert len(_planner.plan({"data0": {"mtu": 9000}}, obs, "persist", False, mgmt, False, {}, J)["plan"]) == 1
+    assert len(_planner.plan({"data0": {"mtu": 9000}}, obs, "runtime", False, mgmt, True, {}, J)["plan"]) == 1
 
 
 # ---------------------------------------------------------------------- the sshd parent when SSH_CONNECTION is gone
@@ -446,14 +448,14 @@ def fake_proc(root, sshd_ns="net:[4026531840]", comm="sshd"):
 def test_sshd_parent_gives_the_connection_when_become_dropped_the_environment(tmp_path):
     fake_proc(tmp_path)
     host = Host(root=str(tmp_path), environ={})
-    assert _link.sshd_connections(host) == ([("127.0.0.1", "127.0.0.1", "the connection of sshd (pid 100)")], "")
-    endpoints, notes = _link.connection_endpoints(host, "10.9.0.1")
+    assert _guard.sshd_connections(host) == ([("127.0.0.1", "127.0.0.1", "the connection of sshd (pid 100)")], "")
+    endpoints, notes = _guard.connection_endpoints(host, "10.9.0.1")
     assert [(e.address, e.side) for e in endpoints] == [("127.0.0.1", "node"), ("127.0.0.1", "peer"),
                                                         ("10.9.0.1", "controller")]
     assert notes == ["no SSH_CONNECTION in the module's environment"]
     # SSH_CONNECTION, when there, is used as it is
     host = Host(root=str(tmp_path), environ={"SSH_CONNECTION": "fe80::1%mgmt0 50000 fe80::2%mgmt0 22"})
-    endpoints, notes = _link.connection_endpoints(host, None)
+    endpoints, notes = _guard.connection_endpoints(host, None)
     assert [(e.address, e.side) for e in endpoints] == [("fe80::2%mgmt0", "node"), ("fe80::1%mgmt0", "peer")]
     assert notes == ["management_address not given"]
 
@@ -464,7 +466,7 @@ def test_sshd_parent_gives_the_connection_when_become_dropped_the_environment(tm
 ])
 def test_sshd_parent_elsewhere_tells_nothing(tmp_path, kw, reason):
     fake_proc(tmp_path, **kw)
-    assert _link.sshd_connections(Host(root=str(tmp_path), environ={})) == ([], reason)
+    assert _guard.sshd_connections(Host(root=str(tmp_path), environ={})) == ([], reason)
 
 
 # ---------------------------------------------------------------------- devices stacked on a tuned NIC
@@ -477,21 +479,21 @@ def _obs(name, net, **kw):
 
 
 def test_lowering_a_nic_journals_the_vlan_it_drags_down():
-    out = _link.plan({"ens1f0np0": {"mtu": 4000}}, {"ens1f0np0": _obs("ens1f0np0", VLANS)}, "runtime", False, [],
-                     False, {}, J, net=VLANS)
+    out = _planner.plan({"ens1f0np0": {"mtu": 4000}}, {"ens1f0np0": _obs("ens1f0np0", VLANS)}, "runtime", False, [],
+                        False, {}, J, net=VLANS)
     assert [(c.key, c.before, c.after) for c in out["plan"]] == [
         ("nic:ens1f0np0.100:mtu", 9000, 4000), ("nic:ens1f0np0:mtu", 9000, 4000)]
     assert out["previous"]["nic:ens1f0np0.100:mtu"] == 9000
     assert out["dragged"] == {"ens1f0np0": ["ens1f0np0.100"]}
     # raising it drags nothing (the kernel never raises a VLAN's MTU)
-    out = _link.plan({"bond0": {"mtu": 9000}}, {"bond0": _obs("bond0", VLANS)}, "runtime", False, [], False, {}, J,
-                     net=VLANS)
+    out = _planner.plan({"bond0": {"mtu": 9000}}, {"bond0": _obs("bond0", VLANS)}, "runtime", False, [], False, {}, J,
+                        net=VLANS)
     assert [c.key for c in out["plan"]] == [] and out["dragged"] == {}
 
 
 def test_macvlan_on_a_veth_is_dragged_too():
     net = dict(BRIDGED, mv0=dict(BRIDGED["mv0"], mtu=9000))
-    out = _link.plan({"v0": {"mtu": 1500}}, {"v0": _obs("v0", net)}, "runtime", False, [], False, {}, J, net=net)
+    out = _planner.plan({"v0": {"mtu": 1500}}, {"v0": _obs("v0", net)}, "runtime", False, [], False, {}, J, net=net)
     assert [(c.key, c.after) for c in out["plan"]] == [("nic:mv0:mtu", 1500), ("nic:v0:mtu", 1500)]
 
 
@@ -500,12 +502,12 @@ def test_stacked_mtu_order_holds_while_applying_and_rolling_back():
                          "ens1f0np0": dict(VLANS["ens1f0np0"], mtu=1500)})
     chosen = {"ens1f0np0.100": {"mtu": 9000}, "ens1f0np0": {"mtu": 9000}}
     observed = dict((n, _obs(n, net)) for n in chosen)
-    out = _link.plan(chosen, observed, "runtime", False, [], False, {}, J, net=net)
+    out = _planner.plan(chosen, observed, "runtime", False, [], False, {}, J, net=net)
     # up: the lower device first (a VLAN cannot exceed it); rollback replays in reverse, VLAN first
     assert [c.key for c in out["plan"]] == ["nic:ens1f0np0:mtu", "nic:ens1f0np0.100:mtu"]
     observed = dict((n, _obs(n, VLANS)) for n in chosen)
     chosen = {"ens1f0np0.100": {"mtu": 1500}, "ens1f0np0": {"mtu": 1500}}
-    out = _link.plan(chosen, observed, "runtime", False, [], False, {}, J, net=VLANS)
+    out = _planner.plan(chosen, observed, "runtime", False, [], False, {}, J, net=VLANS)
     assert [c.key for c in out["plan"]] == ["nic:ens1f0np0.100:mtu", "nic:ens1f0np0:mtu"]
 
 
@@ -514,14 +516,14 @@ def test_stacked_devices_refuse_what_the_kernel_would():
     observed = dict((n, _obs(n, VLANS)) for n in chosen)
     with pytest.raises(ValueError, match=r"ens1f0np0.100 mtu=9000 is above 4000, the MTU of ens1f0np0, the vlan's "
                                          r"lower device \(after this call\)"):
-        _link.plan(chosen, observed, "runtime", False, [], False, {}, J, net=VLANS)
+        _planner.plan(chosen, observed, "runtime", False, [], False, {}, J, net=VLANS)
     v6 = dict(VLANS, **{"ens1f0np0.100": dict(VLANS["ens1f0np0.100"], addresses=[
         {"family": "inet6", "local": "fd00:100::5", "prefixlen": 64}])})
     with pytest.raises(ValueError, match=r"ens1f0np0 mtu=1200 is below 1280, the IPv6 minimum MTU \(RFC 8200\), and "
                                          r"ens1f0np0.100 \(vlan on ens1f0np0, which the kernel lowers with it\) has "
                                          r"IPv6 configured \(fd00:100::5\)"):
-        _link.plan({"ens1f0np0": {"mtu": 1200}}, {"ens1f0np0": _obs("ens1f0np0", v6)}, "runtime", False, [], False,
-                   {}, J, net=v6)
+        _planner.plan({"ens1f0np0": {"mtu": 1200}}, {"ens1f0np0": _obs("ens1f0np0", v6)}, "runtime", False, [], False,
+                      {}, J, net=v6)
 
 
 # ---------------------------------------------------------------------- the module, on a fake node
@@ -577,7 +579,7 @@ def test_a_device_given_its_own_mtu_is_not_dragged_nor_what_sits_on_it():
     }
     chosen = {"eth1": {"mtu": 4000}, "mv1": {"mtu": 2000}}
     observed = dict((n, _obs(n, net)) for n in chosen)
-    out = _link.plan(chosen, observed, "runtime", False, [], False, {}, J, net=net)
+    out = _planner.plan(chosen, observed, "runtime", False, [], False, {}, J, net=net)
     assert [(c.key, c.after) for c in out["plan"]] == [
         ("nic:mv1.7:mtu", 2000), ("nic:mv1:mtu", 2000), ("nic:eth1:mtu", 4000)]
     assert out["dragged"] == {"mv1": ["mv1.7"]}
