@@ -8,6 +8,8 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _domain as _qos
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _check as _qoscheck
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _keys as _qoskeys
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 
 
@@ -31,12 +33,12 @@ PORT = {"device": "mlx5_0", "port": 1, "netdev": "eth9", "active_mtu": 4096, "co
 def want(**kw):
     params = {"tos": 106, "trust": "dscp", "pfc": [3], "dscp_map": {}, "roce_mode": "v2"}
     params.update(kw)
-    return _qos.validate(params)
+    return _qoscheck.validate(params)
 
 
 def check(o, desired, ecn=None, ports=(), mtu=9000):
     warnings = []
-    return _qos.check("eth9", o, desired, ecn, list(ports), mtu, warnings), warnings
+    return _qoscheck.check("eth9", o, desired, ecn, list(ports), mtu, warnings), warnings
 
 
 # --------------------------------------------------------------------------- validation: each bad input
@@ -63,9 +65,9 @@ def test_bad_input_trust_pcp_with_a_dscp_map():
 
 def test_bad_input_pfc_on_a_priority_no_dscp_maps_to():
     # a sparse APP table (dcb): only DSCP 26 -> 3 is mapped, everything else falls to priority 0
-    with pytest.raises(_qos.Incoherent, match=r"pfc: priority 5 is lossless on eth9 but no DSCP maps to it "
-                                              r"\(DSCP map: priority 3 <- DSCP 26\); allowed: priorities some DSCP "
-                                              r"maps to — add dscp_map: \{D: 5\} or drop 5 from pfc"):
+    with pytest.raises(_qoscheck.Incoherent, match=r"pfc: priority 5 is lossless on eth9 but no DSCP maps to it "
+                                                   r"\(DSCP map: priority 3 <- DSCP 26\); allowed: priorities some DSCP "
+                                                   r"maps to — add dscp_map: \{D: 5\} or drop 5 from pfc"):
         check(DCB_EMPTY, want(pfc=[3, 5], dscp_map={26: 3}))
 
 
@@ -142,12 +144,12 @@ def test_pcp_trust_skips_the_tos_check_with_a_warning():
      r"dscp_map: DSCP 26 maps to several priorities \[3, 5\] on eth9; allowed: one"),
 ])
 def test_incoherent_states(o, desired, kw, message):
-    with pytest.raises(_qos.Incoherent, match=message):
+    with pytest.raises(_qoscheck.Incoherent, match=message):
         check(o, desired, **kw)
 
 
 def test_every_incoherence_is_reported_at_once():
-    with pytest.raises(_qos.Incoherent) as e:
+    with pytest.raises(_qoscheck.Incoherent) as e:
         check(DCB_EMPTY, want(pfc=[3, 5], dscp_map={46: 3}, cnp={"priority": 0}))
     assert len(e.value.errors) == 3
     assert [m.split(":")[0] for m in e.value.errors] == ["tos", "pfc", "cnp.priority"]
@@ -171,7 +173,7 @@ def test_mtu_checks(mtu, rdma_mtu, active, message):
     if message is None:
         check(MLNX_DSCP, desired, ports=[port], mtu=mtu)
         return
-    with pytest.raises(_qos.Incoherent, match=message):
+    with pytest.raises(_qoscheck.Incoherent, match=message):
         check(MLNX_DSCP, desired, ports=[port], mtu=mtu)
 
 
@@ -179,7 +181,7 @@ def test_mtu_checks(mtu, rdma_mtu, active, message):
 def plan_of(o, desired, ecn=None):
     final = check(o, desired, ecn)[0]
     p, previous, unsupported = Plan(), {}, []
-    _qos.plan_nic("eth9", o, desired, ecn, final, p, previous, unsupported)
+    _qoskeys.plan_nic("eth9", o, desired, ecn, final, p, previous, unsupported)
     return [(c.key, c.before, c.after) for c in p], previous, unsupported
 
 
@@ -222,7 +224,7 @@ def test_plan_nic(o, desired, changes):
 def test_plan_nic_records_every_wanted_value(o, desired, ecn, wanted):
     final = check(o, desired, ecn)[0]
     p, previous, unsupported, recorded = Plan(), {}, [], []
-    _qos.plan_nic("eth9", o, desired, ecn, final, p, previous, unsupported, recorded)
+    _qoskeys.plan_nic("eth9", o, desired, ecn, final, p, previous, unsupported, recorded)
     assert recorded == wanted
     assert sorted(k for k, _v in recorded) == sorted(previous)
     assert [c.key for c in p] == [k for k, _v in recorded if k in p.keys()]     # same order as the plan
@@ -231,12 +233,12 @@ def test_plan_nic_records_every_wanted_value(o, desired, ecn, wanted):
 def test_plan_rdma_cm_records_the_rdmacm_keys_not_the_group():
     p, recorded = Plan(), []
     ports = [dict(PORT, cm_dir=False, tos=None, mode=None), dict(PORT, port=2, tos=106, mode="RoCE v2")]
-    _qos.plan_rdma_cm(ports, want(), p, {}, [], recorded)
+    _qoskeys.plan_rdma_cm(ports, want(), p, {}, [], recorded)
     assert recorded == [("rdmacm:mlx5_0:1:tos", 106), ("rdmacm:mlx5_0:1:mode", "RoCE v2"),
                         ("rdmacm:mlx5_0:2:tos", 106), ("rdmacm:mlx5_0:2:mode", "RoCE v2")]
     assert "dir:/sys/kernel/config/rdma_cm/mlx5_0" in p.keys()
     recorded = []
-    _qos.plan_rdma_cm([dict(PORT, configfs=False)], want(), Plan(), {}, [], recorded)
+    _qoskeys.plan_rdma_cm([dict(PORT, configfs=False)], want(), Plan(), {}, [], recorded)
     assert recorded == []                                          # unsupported: nothing to re-apply
 
 
@@ -263,7 +265,7 @@ def test_plan_ecn_without_sysfs_is_a_named_unsupported_result():
 def test_plan_rdma_cm_creates_the_configfs_group_first():
     p, previous, unsupported = Plan(), {}, []
     ports = [dict(PORT, cm_dir=False, tos=None, mode=None), dict(PORT, port=2, cm_dir=False, tos=None, mode=None)]
-    _qos.plan_rdma_cm(ports, want(roce_mode="v1"), p, previous, unsupported)
+    _qoskeys.plan_rdma_cm(ports, want(roce_mode="v1"), p, previous, unsupported)
     assert [(c.key, c.before, c.after) for c in p] == [
         ("dir:/sys/kernel/config/rdma_cm/mlx5_0", False, True),
         ("rdmacm:mlx5_0:1:tos", None, 106), ("rdmacm:mlx5_0:1:mode", None, "IB/RoCE v1"),
@@ -272,7 +274,7 @@ def test_plan_rdma_cm_creates_the_configfs_group_first():
 
 def test_plan_rdma_cm_without_configfs():
     p, unsupported = Plan(), []
-    _qos.plan_rdma_cm([dict(PORT, configfs=False)], want(), p, {}, unsupported)
+    _qoskeys.plan_rdma_cm([dict(PORT, configfs=False)], want(), p, {}, unsupported)
     assert not p
     assert unsupported[0]["feature"] == "rdma_cm" and "modprobe rdma_cm" in unsupported[0]["reason"]
 
@@ -280,11 +282,11 @@ def test_plan_rdma_cm_without_configfs():
 def test_app_values_come_from_the_same_desired_state():
     desired = want(tos=98, rdma_mtu=4096)
     warnings = []
-    app = _qos.app_values(desired, [PORT, dict(PORT, device="mlx5_1", netdev="eth8")],
-                          {"eth9": {"priority": 0}, "eth8": {"priority": 0}}, warnings)
+    app = _qoscheck.app_values(desired, [PORT, dict(PORT, device="mlx5_1", netdev="eth8")],
+                               {"eth9": {"priority": 0}, "eth8": {"priority": 0}}, warnings)
     assert app == {"tos": 98, "dscp": 24, "priority": 0, "roce_mode": "v2", "rdma_mtu": 4096,
                    "hcas": ["mlx5_0:1", "mlx5_1:1"], "netdevs": ["eth8", "eth9"], "gid_index": 3}
-    app = _qos.app_values(desired, [PORT, dict(PORT, device="mlx5_1", gid_index=1)], {}, warnings)
+    app = _qoscheck.app_values(desired, [PORT, dict(PORT, device="mlx5_1", gid_index=1)], {}, warnings)
     assert app["gid_index"] is None and "different GID indexes [1, 3]" in warnings[0]
 
 
