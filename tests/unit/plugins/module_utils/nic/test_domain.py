@@ -6,6 +6,7 @@
 (the module's options, the ethtool parsers, the .link file) follows the table."""
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -14,6 +15,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _domain as 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _linkfile
 from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _module
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ethtool
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
 from ....conftest import fixture
 
@@ -71,3 +73,29 @@ def test_fields_keep_the_table_order():
     assert _nic.fields("channels") == ("rx", "tx", "other", "combined")
     assert _nic.fields("coalesce", "bool") == ("adaptive_rx", "adaptive_tx")
     assert _nic.fields("coalesce", "int") == ("rx_usecs", "tx_usecs", "rx_frames", "tx_frames")
+
+
+def test_observe_identity_and_shared_paths(tmp_path):
+    root = tmp_path / "root"
+
+    def put(path, text):
+        full = root / path.lstrip("/")
+        full.parent.mkdir(parents=True, exist_ok=True)
+        full.write_text(text)
+
+    put("/run/udev/data/n2", "I:1234\nE:ID_NET_DRIVER=mlx5_core\nE:ID_PATH=pci-0000:3b:00.0\nE:ID_PATH_TAG=pci-0000_3b_00_0\n")
+    put("/sys/devices/pci0000:3a/0000:3b:00.0/driver-target", "")
+    for name, dev in (("ens1f0np0", "0000:3b:00.0"), ("pf0vf0", "0000:3b:00.0"), ("ens2", "0000:5e:00.0")):
+        put("/sys/class/net/%s/addr_assign_type" % name, "0\n")
+        put("/sys/class/net/%s/address" % name, "b8:ce:f6:00:00:01\n")
+        os.symlink("../../../devices/pci0000:3a/" + dev, str(root / "sys/class/net" / name / "device"))
+    os.makedirs(str(root / "sys/bus/pci/drivers/mlx5_core"))
+    os.symlink("../../../../bus/pci/drivers/mlx5_core", str(root / "sys/devices/pci0000:3a/0000:3b:00.0/driver"))
+    put("/sys/class/net/data0/addr_assign_type", "1\n")          # veth: random address, no device
+    host = Host(root=str(root), environ={})
+    ident = _nic.observe_identity(host, "ens1f0np0", 2)
+    assert ident == {"udev_path": "pci-0000:3b:00.0", "device_driver": "mlx5_core", "permanent_mac": "b8:ce:f6:00:00:01"}
+    assert _nic.observe_identity(host, "data0", 9) == {"udev_path": None, "device_driver": None, "permanent_mac": None}
+    observed = {"ens1f0np0": dict(ident), "ens2": {}}
+    _nic.mark_shared_paths(host, observed, {"ens1f0np0": {}, "pf0vf0": {}, "ens2": {}, "data0": {}})
+    assert observed["ens1f0np0"]["path_unique"] is False and observed["ens2"]["path_unique"] is True
