@@ -2,43 +2,14 @@
 # Copyright (c) 2026 hpcnet.rdma contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Pure parts of _qos: input validation, coherence checks and plans, as tables."""
+"""plugins/module_utils/qos/_check.py: input validation, coherence checks and what apps are told, as tables."""
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _domain as _qos
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _check as _qoscheck
-from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _keys as _qoskeys
-from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 
-
-def obs(backend="dcb", trust="pcp", control="implicit", pfc=(), dscp=None, default_prio=0, driver="mlx5_core"):
-    return {"backend": backend, "supported": True, "reason": None, "pfc": list(pfc), "trust": trust,
-            "trust_control": control, "apptrust": None, "dscp": dict(dscp or {}), "default_prio": default_prio,
-            "driver": driver}
-
-
-MLNX_PCP = obs("mlnx_qos", "pcp", "mlnx_qos")
-MLNX_DSCP = obs("mlnx_qos", "dscp", "mlnx_qos", dscp=dict((d, [d >> 3]) for d in range(64)))
-DCB_EMPTY = obs()
-DCB_MAPPED = obs(trust="dscp", pfc=[3], dscp={26: [3], 48: [6]})
-DCB_APPTRUST = obs(trust="pcp", control="apptrust", driver="sparx5", dscp={26: [3]})
-ECN = {"roce_np": dict((p, 1) for p in range(8)), "roce_rp": dict((p, 0) for p in range(8)),
-       "cnp_dscp": 48, "cnp_802p_prio": 6}
-PORT = {"device": "mlx5_0", "port": 1, "netdev": "eth9", "active_mtu": 4096, "configfs": True, "cm_dir": True,
-        "tos": 0, "mode": "RoCE v2", "gid_index": 3}
-
-
-def want(**kw):
-    params = {"tos": 106, "trust": "dscp", "pfc": [3], "dscp_map": {}, "roce_mode": "v2"}
-    params.update(kw)
-    return _qoscheck.validate(params)
-
-
-def check(o, desired, ecn=None, ports=(), mtu=9000):
-    warnings = []
-    return _qoscheck.check("eth9", o, desired, ecn, list(ports), mtu, warnings), warnings
+from .states import DCB_APPTRUST, DCB_EMPTY, DCB_MAPPED, ECN, MLNX_DSCP, MLNX_PCP, PORT, check, obs, want
 
 
 # --------------------------------------------------------------------------- validation: each bad input
@@ -177,108 +148,6 @@ def test_mtu_checks(mtu, rdma_mtu, active, message):
         check(MLNX_DSCP, desired, ports=[port], mtu=mtu)
 
 
-# --------------------------------------------------------------------------- plans
-def plan_of(o, desired, ecn=None):
-    final = check(o, desired, ecn)[0]
-    p, previous, unsupported = Plan(), {}, []
-    _qoskeys.plan_nic("eth9", o, desired, ecn, final, p, previous, unsupported)
-    return [(c.key, c.before, c.after) for c in p], previous, unsupported
-
-
-@pytest.mark.parametrize("o, desired, changes", [
-    # mlnx_qos: trust first (it loads the firmware table), then DSCP entries, then PFC
-    (MLNX_PCP, want(dscp_map={26: 3, 48: 6}),
-     [("mlnx_qos:eth9:trust", "pcp", "dscp"), ("mlnx_qos:eth9:dscp.26", None, 3), ("mlnx_qos:eth9:dscp.48", None, 6),
-      ("mlnx_qos:eth9:pfc", [], [3])]),
-    (MLNX_DSCP, want(dscp_map={26: 3, 8: 0}), [("mlnx_qos:eth9:dscp.8", 1, 0), ("mlnx_qos:eth9:pfc", [], [3])]),
-    (dict(MLNX_DSCP, pfc=[3]), want(pfc=None), []),
-    # dcb with implicit trust: DSCP entries first, no trust key
-    (DCB_EMPTY, want(dscp_map={26: 3}), [("dcb:eth9:dscp.26", None, 3), ("dcb:eth9:pfc", [], [3])]),
-    (DCB_MAPPED, want(dscp_map={26: 3, 48: 6}), []),
-    # trust pcp with implicit trust = remove every DSCP entry
-    (DCB_MAPPED, want(trust="pcp", pfc=[3]), [("dcb:eth9:dscp.26", 3, None), ("dcb:eth9:dscp.48", 6, None)]),
-    # several priorities for one DSCP become one
-    (obs(trust="dscp", pfc=[3], dscp={26: [3, 5]}), want(dscp_map={26: 3}), [("dcb:eth9:dscp.26", [3, 5], 3)]),
-    # dcb apptrust: an explicit trust key, after the entries
-    (DCB_APPTRUST, want(dscp_map={48: 6}), [("dcb:eth9:dscp.48", None, 6), ("dcb:eth9:pfc", [], [3]),
-                                            ("dcb:eth9:trust", "pcp", "dscp")]),
-])
-def test_plan_nic(o, desired, changes):
-    assert plan_of(o, desired)[0] == changes
-
-
-@pytest.mark.parametrize("o, desired, ecn, wanted", [
-    # nothing changes, yet every key considered is recorded with its wanted value, in plan order
-    (DCB_MAPPED, want(dscp_map={26: 3, 48: 6}), None,
-     [("dcb:eth9:dscp.26", 3), ("dcb:eth9:dscp.48", 6), ("dcb:eth9:pfc", [3])]),
-    (DCB_MAPPED, want(trust="pcp", pfc=[3]), None,
-     [("dcb:eth9:dscp.26", None), ("dcb:eth9:dscp.48", None), ("dcb:eth9:pfc", [3])]),
-    (MLNX_PCP, want(dscp_map={26: 3}), ECN,
-     [("mlnx_qos:eth9:trust", "dscp"), ("mlnx_qos:eth9:dscp.26", 3), ("mlnx_qos:eth9:pfc", [3])]),
-    (dict(MLNX_DSCP, pfc=[3]), want(pfc=[3], ecn={}, cnp={"dscp": 48}), ECN,
-     [("mlnx_qos:eth9:trust", "dscp"), ("mlnx_qos:eth9:pfc", [3]), ("ecn:eth9:roce_np.3", 1),
-      ("ecn:eth9:roce_rp.3", 1), ("ecn:eth9:cnp_dscp", 48)]),
-    (DCB_APPTRUST, want(dscp_map={48: 6}), None,
-     [("dcb:eth9:dscp.48", 6), ("dcb:eth9:pfc", [3]), ("dcb:eth9:trust", "dscp")]),
-])
-def test_plan_nic_records_every_wanted_value(o, desired, ecn, wanted):
-    final = check(o, desired, ecn)[0]
-    p, previous, unsupported, recorded = Plan(), {}, [], []
-    _qoskeys.plan_nic("eth9", o, desired, ecn, final, p, previous, unsupported, recorded)
-    assert recorded == wanted
-    assert sorted(k for k, _v in recorded) == sorted(previous)
-    assert [c.key for c in p] == [k for k, _v in recorded if k in p.keys()]     # same order as the plan
-
-
-def test_plan_rdma_cm_records_the_rdmacm_keys_not_the_group():
-    p, recorded = Plan(), []
-    ports = [dict(PORT, cm_dir=False, tos=None, mode=None), dict(PORT, port=2, tos=106, mode="RoCE v2")]
-    _qoskeys.plan_rdma_cm(ports, want(), p, {}, [], recorded)
-    assert recorded == [("rdmacm:mlx5_0:1:tos", 106), ("rdmacm:mlx5_0:1:mode", "RoCE v2"),
-                        ("rdmacm:mlx5_0:2:tos", 106), ("rdmacm:mlx5_0:2:mode", "RoCE v2")]
-    assert "dir:/sys/kernel/config/rdma_cm/mlx5_0" in p.keys()
-    recorded = []
-    _qoskeys.plan_rdma_cm([dict(PORT, configfs=False)], want(), Plan(), {}, [], recorded)
-    assert recorded == []                                          # unsupported: nothing to re-apply
-
-
-def test_plan_ecn_and_cnp():
-    changes, previous, unsupported = plan_of(MLNX_DSCP, want(pfc=[3], ecn={"np": True, "rp": True},
-                                                             cnp={"dscp": 46, "priority": 5}), ECN)
-    assert changes == [("mlnx_qos:eth9:pfc", [], [3]), ("ecn:eth9:roce_rp.3", 0, 1), ("ecn:eth9:cnp_dscp", 48, 46),
-                       ("ecn:eth9:cnp_802p_prio", 6, 5)]
-    assert previous["ecn:eth9:roce_np.3"] == 1 and unsupported == []
-
-
-def test_plan_ecn_explicit_priorities_and_disable():
-    changes = plan_of(MLNX_DSCP, want(ecn={"priorities": [3, 4], "np": False, "rp": True}), ECN)[0]
-    assert changes == [("mlnx_qos:eth9:pfc", [], [3]), ("ecn:eth9:roce_np.3", 1, 0), ("ecn:eth9:roce_np.4", 1, 0),
-                       ("ecn:eth9:roce_rp.3", 0, 1), ("ecn:eth9:roce_rp.4", 0, 1)]
-
-
-def test_plan_ecn_without_sysfs_is_a_named_unsupported_result():
-    changes, unsupported = plan_of(MLNX_DSCP, want(ecn={"np": True}), None)[0::2]
-    assert changes == [("mlnx_qos:eth9:pfc", [], [3])]
-    assert unsupported[0]["feature"] == "ecn" and "no /sys/class/net/eth9/ecn" in unsupported[0]["reason"]
-
-
-def test_plan_rdma_cm_creates_the_configfs_group_first():
-    p, previous, unsupported = Plan(), {}, []
-    ports = [dict(PORT, cm_dir=False, tos=None, mode=None), dict(PORT, port=2, cm_dir=False, tos=None, mode=None)]
-    _qoskeys.plan_rdma_cm(ports, want(roce_mode="v1"), p, previous, unsupported)
-    assert [(c.key, c.before, c.after) for c in p] == [
-        ("dir:/sys/kernel/config/rdma_cm/mlx5_0", False, True),
-        ("rdmacm:mlx5_0:1:tos", None, 106), ("rdmacm:mlx5_0:1:mode", None, "IB/RoCE v1"),
-        ("rdmacm:mlx5_0:2:tos", None, 106), ("rdmacm:mlx5_0:2:mode", None, "IB/RoCE v1")]
-
-
-def test_plan_rdma_cm_without_configfs():
-    p, unsupported = Plan(), []
-    _qoskeys.plan_rdma_cm([dict(PORT, configfs=False)], want(), p, {}, unsupported)
-    assert not p
-    assert unsupported[0]["feature"] == "rdma_cm" and "modprobe rdma_cm" in unsupported[0]["reason"]
-
-
 def test_app_values_come_from_the_same_desired_state():
     desired = want(tos=98, rdma_mtu=4096)
     warnings = []
@@ -288,14 +157,3 @@ def test_app_values_come_from_the_same_desired_state():
                    "hcas": ["mlx5_0:1", "mlx5_1:1"], "netdevs": ["eth8", "eth9"], "gid_index": 3}
     app = _qoscheck.app_values(desired, [PORT, dict(PORT, device="mlx5_1", gid_index=1)], {}, warnings)
     assert app["gid_index"] is None and "different GID indexes [1, 3]" in warnings[0]
-
-
-def test_domain_value_forms():
-    assert _qos._from_list([]) is None
-    assert _qos._from_list([3]) == 3
-    assert _qos._from_list([5, 3, 5]) == [3, 5]
-    assert _qos.DCB.same([3], 3) and _qos.DCB.same(None, []) and not _qos.DCB.same(3, [3, 5])
-    assert _qos.DCB.same("dscp  pcp", "dscp pcp")
-    assert _qos.RDMACM.same(106, "106\n") and not _qos.RDMACM.same(None, 0)
-    assert _qos.ecn_path("eth9", "roce_rp.3") == "/sys/class/net/eth9/ecn/roce_rp/enable/3"
-    assert _qos.ecn_path("eth9", "cnp_dscp") == "/sys/class/net/eth9/ecn/roce_np/cnp_dscp"
