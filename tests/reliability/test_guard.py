@@ -9,7 +9,7 @@ shapes a management address hides behind - a bridge whose port is the tuned NIC,
 an IPv6 link-local address with a zone - and runs the real module (AnsibleModule, exit_json /
 fail_json, ``ip``/``ethtool`` for real) in a subprocess inside it, through run_module.py with the
 node root ``/``.  What is asserted is the MTU the kernel reports afterwards, never the module's
-word.  802.1Q VLANs are left to the unit tests (tests/unit/plugins/module_utils/nic/test_link.py, ``ip-link.vlan.json``):
+word.  802.1Q VLANs are left to the unit tests (tests/unit/plugins/module_utils/nic/test_plan.py, ``ip-link.vlan.json``):
 the kernel this suite was written on has no 8021q module; a macvlan stacks the same way.
 """
 from __future__ import annotations

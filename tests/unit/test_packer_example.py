@@ -163,13 +163,13 @@ def test_the_defaults_pass_the_role_argument_spec():
 
 
 def test_the_default_interfaces_can_be_baked_without_the_nics():
-    from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _domain as _link
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _linkfile, _plan, _select
     for i, entry in enumerate(VARS["rdma_interfaces"]["default"]):
         kind = [s for s in ("name", "driver") if s in entry]
         assert kind, "interfaces[%d] selects by name or driver (glob/subnet need the NICs)" % i
         match = entry.get("match", VARS["rdma_nic_match"]["default"])
-        assert match in _link.MATCHES and match not in ("auto", "mac")
+        assert match in _linkfile.MATCHES and match not in ("auto", "mac")
         absent: Dict[str, Any] = {}
-        _link.select([entry], {}, {}, absent)
-        out = _link.plan({}, {}, "persist", False, [], False, {}, "/var/lib/hpcnet-rdma", absent=absent, match=match)
+        _select.select([entry], {}, {}, absent)
+        out = _plan.plan({}, {}, "persist", False, [], False, {}, "/var/lib/hpcnet-rdma", absent=absent, match=match)
         assert [c.key for c in out["plan"]][0].startswith("file:/etc/systemd/network/")

@@ -9,33 +9,30 @@ one module call (one Python start, one payload, one connection round trip for al
 """
 from __future__ import annotations
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _domain as _link
+from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _domain as _nic
+from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _guard
+from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _linkfile
+from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _plan
+from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _select
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._engine import Engine
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 
-_INT = dict(type="int")
-_BOOL = dict(type="bool")
-
-
-_SETTINGS = dict(
-    mtu=dict(type="int"),
-    rings=dict(type="dict", options=dict((k, _INT) for k in _link.RINGS)),
-    channels=dict(type="dict", options=dict((k, _INT) for k in _link.CHANNELS)),
-    coalesce=dict(type="dict", options=dict(
-        [(k, _BOOL) for k in _link.COALESCE_BOOL] + [(k, _INT) for k in _link.COALESCE_INT])),
-)
+# mtu, then one section per ethtool group with an option per knob of the table (_nic.KNOBS)
+_SETTINGS = dict([("mtu", dict(type="int"))] + [
+    (group, dict(type="dict", options=dict((k.field, dict(type=k.kind)) for k in _nic.KNOBS if k.group == group)))
+    for group in _nic.GROUPS])
 
 _MATCH = dict(
-    match=dict(type="str", choices=list(_link.MATCHES)),
+    match=dict(type="str", choices=list(_linkfile.MATCHES)),
     match_value=dict(type="str"),
 )
 
 ARGUMENT_SPEC = _spec.argument_spec(dict(
     interfaces=dict(type="list", elements="dict", required=True,
                     options=_spec.argument_spec(_spec.SELECTOR, _SETTINGS, _MATCH)),
-    match=dict(type="str", choices=list(_link.MATCHES), default="auto"),
+    match=dict(type="str", choices=list(_linkfile.MATCHES), default="auto"),
     defaults=dict(type="dict", default={}, options=_SETTINGS),
     cap=dict(type="bool", default=False),
     allow_management_interface=dict(type="bool", default=False),
@@ -50,7 +47,7 @@ def run(module, host: Host) -> dict:
     if not params["interfaces"] and not params["release_scope"]:
         module.fail_json(msg="interfaces: at least one selection is required (or release_scope, to return what "
                              "earlier calls of that scope set to the originals)")
-    engine = Engine(module, host, params["journal_dir"], domains=(_link.DOMAINS,))
+    engine = Engine(module, host, params["journal_dir"], domains=(_nic.DOMAINS,))
     extra = {"interfaces": {}, "capped": [], "unsupported": []}
 
     persist = params["mode"] in ("persist", "both")
@@ -65,29 +62,29 @@ def run(module, host: Host) -> dict:
     def build():
         if not params["interfaces"]:   # release only (release_scope): the engine plans every earlier key back
             return Plan(), {}
-        net = _link.read_network(host)
-        links = _link.observe(host, net)
+        net = _nic.read_network(host)
+        links = _nic.observe(host, net)
         absent = {} if persist_only else None
-        chosen = _link.select(params["interfaces"], links, params["defaults"], absent)
+        chosen = _select.select(params["interfaces"], links, params["defaults"], absent)
         observed = {}
         for name, settings in chosen.items():
             observed[name] = dict(links[name])
-            observed[name].update(_link.observe_ethtool(host, name, _link.groups_needed(settings)))
+            observed[name].update(_nic.observe_ethtool(host, name, _nic.groups_needed(settings)))
             if persist:
-                observed[name].update(_link.observe_identity(host, name, links[name].get("ifindex")))
-        extra["unsupported"] = _link.drop_unsupported_defaults(chosen, observed)
+                observed[name].update(_nic.observe_identity(host, name, links[name].get("ifindex")))
+        extra["unsupported"] = _select.drop_unsupported_defaults(chosen, observed)
         for u in extra["unsupported"]:
             warn("%s %s from defaults skipped: %s" % (u["interface"], u["setting"], u["reason"]))
         if persist:
-            _link.mark_shared_paths(host, observed, links)
+            _nic.mark_shared_paths(host, observed, links)
         if persist_only:   # nothing changes at runtime: no connection to protect (and none to look for in a chroot)
-            mgmt = _link.ManagementPath(required=False)
+            mgmt = _guard.ManagementPath(required=False)
             mgmt.notes.append("mode persist: no runtime change")
         else:
-            mgmt = _link.read_management_path(host, net, params["management_address"],
-                                              params["management_connection"] == "network")
-        planned = _link.plan(chosen, observed, params["mode"], params["cap"], mgmt,
-                             params["allow_management_interface"], _link.FileStates(host), params["journal_dir"],
+            mgmt = _guard.read_management_path(host, net, params["management_address"],
+                                               params["management_connection"] == "network")
+        planned = _plan.plan(chosen, observed, params["mode"], params["cap"], mgmt,
+                             params["allow_management_interface"], _linkfile.FileStates(host), params["journal_dir"],
                              net=net, allow_low_mtu=params["allow_low_mtu"], absent=absent, match=params["match"])
         extra["capped"] = planned["capped"]
         extra["interfaces"] = dict((n, {"driver": observed[n].get("driver"),
@@ -106,8 +103,8 @@ def run(module, host: Host) -> dict:
                  % (c["interface"], c["setting"], c["requested"], c["applied"]))
         for n in sorted(chosen) if persist else []:
             how = chosen[n].get("match", (params["match"], None))
-            _lines, driver = _link.match_lines(n, observed[n], *how, persist_only=persist_only)
-            for msg in _link.earlier_link_files(host, n, observed[n], _link.link_file_path(n, driver)):
+            _lines, driver = _linkfile.match_lines(n, observed[n], *how, persist_only=persist_only)
+            for msg in _linkfile.earlier_link_files(host, n, observed[n], _linkfile.link_file_path(n, driver)):
                 warn(msg)
         return planned["plan"], planned["previous"]
 

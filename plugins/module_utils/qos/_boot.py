@@ -26,6 +26,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _mlnx_qos
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _domain as _qos
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _keys as _qoskeys
 from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _config as _stack_config
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 
@@ -147,7 +148,7 @@ unsupported() {{
 }}
 """
 
-Wanted = _qos.Wanted
+Wanted = _qoskeys.Wanted
 Deferred = List[Tuple[str, str]]      # (selector, value) of each selection found only at boot
 _NIC = "@IF@"                         # the NIC's name in the key commands of a deferred NIC
 

@@ -10,14 +10,16 @@ the driver, backend, DCB support, trust, PFC priorities, DSCP map, ETS (prio->tc
 bandwidth share per TC), receive buffers and ECN (a DCB part whose output cannot be read is
 reported with ``readable: false`` and the reason, or the interface as unsupported with it); the RDMA ports with
 their RDMA CM ToS and mode; and the coherence checks ``roce_qos`` runs before it applies anything,
-evaluated on the values in place.  Reads through ``_qos`` and ``_link``; changes nothing.
+evaluated on the values in place.  Reads through ``_qos`` and ``nic``; changes nothing.
 """
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _domain as _link
-from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _domain as _qos
+from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _domain as _nic
+from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _select
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _check as _qoscheck
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _observe as _qosobserve
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
 # The ToS the coherence is checked with when neither the caller nor the port's RDMA CM sets one.
@@ -27,37 +29,37 @@ DEFAULT_TOS = 106
 def read(host: Host, selections: List[Dict[str, Any]], tos: Optional[int] = None, roce_mode: str = "v2",
          backend: str = "auto") -> Dict[str, Any]:
     """``{interfaces, rdma_ports, findings, unsupported}`` of the interfaces ``selections`` pick
-    (``_link.select`` entries: one of name, glob, driver, subnet each).
+    (``nic._select.select`` entries: one of name, glob, driver, subnet each).
 
     Raises ``HostError`` (a tool or file that cannot be read) and ``ValueError`` (a selection
     that picks nothing by name, a backend whose tool is missing)."""
-    links = _link.observe(host)
-    chosen = _link.select(selections, links)
-    ports = _qos.observe_rdma(host, sorted(chosen), roce_mode)
+    links = _nic.observe(host)
+    chosen = _select.select(selections, links)
+    ports = _qosobserve.observe_rdma(host, sorted(chosen), roce_mode)
     interfaces, findings, unsupported = {}, [], []
     for ifname in sorted(chosen):
         driver = links[ifname].get("driver")
-        obs = _qos.observe_nic(host, ifname, _qos.choose_backend(host, backend, driver))
+        obs = _qosobserve.observe_nic(host, ifname, _qosobserve.choose_backend(host, backend, driver))
         obs["driver"] = driver
         mine = [p for p in ports if p["netdev"] == ifname]
         info = {"driver": driver, "backend": obs["backend"], "dcb": obs["supported"], "reason": obs["reason"]}
         interfaces[ifname] = info
         if not obs["supported"]:
             unsupported.append({"interface": ifname, "feature": "dcb", "reason": obs["reason"]})
-            findings.extend(_qos.check_mtu(ifname, links[ifname]["mtu"], mine, None))
+            findings.extend(_qoscheck.check_mtu(ifname, links[ifname]["mtu"], mine, None))
             continue
-        ecn = _qos.observe_ecn(host, ifname)
+        ecn = _qosobserve.observe_ecn(host, ifname)
         info.update(trust=obs["trust"], trust_control=obs["trust_control"], pfc=obs["pfc"],
-                    dscp_map=_qos._flat(obs["dscp"]), ecn=ecn, ets=obs.get("ets"), buffer=obs.get("buffer"))
+                    dscp_map=_qoscheck._flat(obs["dscp"]), ecn=ecn, ets=obs.get("ets"), buffer=obs.get("buffer"))
         check_tos = tos
         if check_tos is None:
             set_tos = [p["tos"] for p in mine if p.get("tos") is not None]
             check_tos = set_tos[0] if set_tos else DEFAULT_TOS
-        current = _qos.validate({"tos": check_tos, "trust": None, "pfc": None, "dscp_map": {},
-                                 "roce_mode": roce_mode})
+        current = _qoscheck.validate({"tos": check_tos, "trust": None, "pfc": None, "dscp_map": {},
+                                      "roce_mode": roce_mode})
         try:
-            final = _qos.check(ifname, obs, current, ecn, mine, links[ifname]["mtu"], [])
+            final = _qoscheck.check(ifname, obs, current, ecn, mine, links[ifname]["mtu"], [])
             info.update(priority=final["priority"], cnp=final["cnp"])
-        except _qos.Incoherent as e:
+        except _qoscheck.Incoherent as e:
             findings.extend(e.errors)
     return {"interfaces": interfaces, "rdma_ports": ports, "findings": findings, "unsupported": unsupported}

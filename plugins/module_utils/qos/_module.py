@@ -10,6 +10,7 @@ one module call (one Python start, one payload, one connection round trip for al
 from __future__ import annotations
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _domain as _qos
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _check as _qoscheck
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _plan as _qosplan
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._engine import Engine
@@ -29,7 +30,7 @@ ARGUMENT_SPEC = _spec.argument_spec(dict(
         rp=dict(type="bool", default=True),
     )),
     cnp=dict(type="dict", options=dict(dscp=dict(type="int"), priority=dict(type="int"))),
-    rdma_mtu=dict(type="int", choices=list(_qos.RDMA_MTUS)),
+    rdma_mtu=dict(type="int", choices=list(_qoscheck.RDMA_MTUS)),
     backend=dict(type="str", choices=["auto", "dcb", "mlnx_qos"], default="auto"),
     on_unsupported=dict(type="str", choices=["warn", "fail"], default="warn"),
 ), _spec.MODE, _spec.JOURNAL_DIR, _spec.RUN)
@@ -41,7 +42,7 @@ def run(module, host: Host) -> dict:
         module.fail_json(msg="interfaces: at least one selection is required (or release_scope, to return what "
                              "earlier calls of that scope set to the originals)")
     try:
-        desired = _qos.validate(params)
+        desired = _qoscheck.validate(params)
     except ValueError as e:
         module.fail_json(msg=str(e))
     engine = Engine(module, host, params["journal_dir"], domains=(_qos.DOMAINS,))

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _domain as _link
-from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _domain as _qos
+from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _domain as _nic
+from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _select
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _check as _qoscheck
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _observe as _qosobserve
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _keys as _qoskeys
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _boot as _qosboot
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
@@ -27,17 +30,17 @@ def observe(host: Host, selections: List[Dict[str, Any]], backend: str, roce_mod
 
     In mode persist (a bake) a ``name`` or ``driver`` selection that matches no interface here is
     ``deferred``: found, and inspected, by the boot script."""
-    links = _link.observe(host)
+    links = _nic.observe(host)
     absent: Dict[str, Dict[str, Any]] = {}
-    chosen = _link.select(selections, links, None, absent if mode == "persist" else None)
-    ports = _qos.observe_rdma(host, sorted(chosen), roce_mode)
+    chosen = _select.select(selections, links, None, absent if mode == "persist" else None)
+    ports = _qosobserve.observe_rdma(host, sorted(chosen), roce_mode)
     nics = {}
     for ifname in sorted(chosen):
         driver = links[ifname].get("driver")
-        obs = _qos.observe_nic(host, ifname, _qos.choose_backend(host, backend, driver))
+        obs = _qosobserve.observe_nic(host, ifname, _qosobserve.choose_backend(host, backend, driver))
         obs["driver"] = driver
         nics[ifname] = {"obs": obs, "mtu": links[ifname]["mtu"], "selected_by": chosen[ifname]["selected_by"],
-                        "ecn": _qos.observe_ecn(host, ifname) if obs["supported"] else None,
+                        "ecn": _qosobserve.observe_ecn(host, ifname) if obs["supported"] else None,
                         "ports": [p for p in ports if p["netdev"] == ifname]}
     return {"nics": nics, "ports": ports, "backend": backend,
             "deferred": [(a["selector"], a["value"]) for _label, a in sorted(absent.items(), key=lambda x: x[1]["index"])],
@@ -66,18 +69,18 @@ def plan(desired: Dict[str, Any], seen: Dict[str, Any], on_unsupported: str, mod
             # no DCB to read: what the input decides alone is still checked, so a bad combination
             # is refused here too rather than reported as unsupported
             unsupported.append({"interface": ifname, "feature": "dcb", "reason": obs["reason"]})
-            errors.extend(_qos.check_input(ifname, desired))
-            errors.extend(_qos.check_mtu(ifname, nic["mtu"], nic["ports"], desired["rdma_mtu"]))
+            errors.extend(_qoscheck.check_input(ifname, desired))
+            errors.extend(_qoscheck.check_mtu(ifname, nic["mtu"], nic["ports"], desired["rdma_mtu"]))
             continue
         try:
-            finals[ifname] = _qos.check(ifname, obs, desired, nic["ecn"], nic["ports"], nic["mtu"], warnings)
+            finals[ifname] = _qoscheck.check(ifname, obs, desired, nic["ecn"], nic["ports"], nic["mtu"], warnings)
         except ValueError as e:
             errors.append(str(e))
             continue
         info.update(finals[ifname], trust_control=obs["trust_control"])
     deferred = seen.get("deferred") or []
     for kind, value in deferred:
-        errors.extend(_qos.check_input("%s=%s" % (kind, value), desired))
+        errors.extend(_qoscheck.check_input("%s=%s" % (kind, value), desired))
     if deferred and desired["ecn"] is not None:
         try:
             _qosboot.ecn_priorities(desired)
@@ -87,12 +90,12 @@ def plan(desired: Dict[str, Any], seen: Dict[str, Any], on_unsupported: str, mod
         raise ValueError("; ".join(errors))
     live = Plan()
     live_previous: Dict[str, Any] = {}
-    wanted: _qos.Wanted = []
+    wanted: _qoskeys.Wanted = []
     for ifname in sorted(finals):
         nic = seen["nics"][ifname]
-        _qos.plan_nic(ifname, nic["obs"], desired, nic["ecn"], finals[ifname], live, live_previous, unsupported,
-                      wanted)
-    _qos.plan_rdma_cm(seen["ports"], desired, live, live_previous, unsupported, wanted)
+        _qoskeys.plan_nic(ifname, nic["obs"], desired, nic["ecn"], finals[ifname], live, live_previous, unsupported,
+                          wanted)
+    _qoskeys.plan_rdma_cm(seen["ports"], desired, live, live_previous, unsupported, wanted)
     if mode in ("runtime", "both"):
         p, previous = live, live_previous
     else:
@@ -106,7 +109,7 @@ def plan(desired: Dict[str, Any], seen: Dict[str, Any], on_unsupported: str, mod
     if unsupported and on_unsupported == "fail":
         raise ValueError("not supported here: %s; set on_unsupported: warn to apply the rest and report these"
                          % "; ".join("%s %s (%s)" % (u["interface"], u["feature"], u["reason"]) for u in unsupported))
-    app = _qos.app_values(desired, seen["ports"], finals, warnings)
+    app = _qoscheck.app_values(desired, seen["ports"], finals, warnings)
     if not seen["ports"]:
         app["netdevs"] = sorted(set(seen["nics"]) | set(v for k, v in deferred if k == "name"))
     return {"plan": p, "previous": previous, "warnings": warnings, "unsupported": unsupported,

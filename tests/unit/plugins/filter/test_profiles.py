@@ -14,8 +14,8 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.hpcnet.rdma.plugins.filter import profiles as profiles_filter
-from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _domain as _link
-from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _domain as _qos
+from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _domain as _nic
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _check as _qoscheck
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _module as irq_affinity
 from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _module as nic_tuning
@@ -259,9 +259,9 @@ def test_schema_matches_module_spec(schema, spec):
 
 
 def test_module_constants_agree():
-    assert _profiles.RDMA_MTUS == _qos.RDMA_MTUS
-    assert set(_profiles.NIC_SCHEMA["rings"]["options"]) == set(_link.RINGS)
-    assert set(_profiles.NIC_SCHEMA["channels"]["options"]) == set(_link.CHANNELS)
+    assert _profiles.RDMA_MTUS == _qoscheck.RDMA_MTUS
+    assert set(_profiles.NIC_SCHEMA["rings"]["options"]) == set(_nic.fields("rings"))
+    assert set(_profiles.NIC_SCHEMA["channels"]["options"]) == set(_nic.fields("channels"))
 
 
 # ---- value paths (what the sources of a profile must cover)

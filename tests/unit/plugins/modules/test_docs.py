@@ -21,7 +21,7 @@ from ansible.utils.plugin_docs import get_docstring
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb_parse
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _journal_file
-from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _domain as _qos
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _observe as _qosobserve
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
 
 COLLECTION = "hpcnet.rdma"
@@ -209,7 +209,7 @@ def test_roce_qos_info_documents_every_ets_and_buffer_key() -> None:
                                    "5:strict 6:strict 7:strict\ntc-bw 0:50 1:0 2:0 3:50 4:0 5:0 6:0 7:0\n")
     buffer = _dcb_parse.parse_dcb_buffer("prio-buffer 0:0 1:0 2:0 3:1 4:0 5:0 6:0 7:0\n"
                                          "buffer-size 0:10Kb 1:10Kb 2:0b 3:0b 4:0b 5:0b 6:0b 7:0b\ntotal-size 1Mb\n")
-    mlnx = _qos._mlnx_ets({"tc": {0: {"tsa": "ets", "bw": 100}}, "prio_tc": {0: 0}})
+    mlnx = _qosobserve._mlnx_ets({"tc": {0: {"tsa": "ets", "bw": 100}}, "prio_tc": {0: 0}})
     unreadable = {"readable": False, "reason": "unreadable: x"}
     for key, values in (("ets", (ets, mlnx, unreadable)), ("buffer", (buffer, unreadable))):
         documented = set(contains[key]["contains"])

@@ -38,7 +38,7 @@ def sysctl(node, check=False, **params):
 
 def nic(node, check=False, **params):
     params.setdefault("interfaces", NICS)
-    # the fake node has no connection to guard (the guard itself: tests/unit/plugins/module_utils/nic/test_link.py)
+    # the fake node has no connection to guard (the guard itself: tests/unit/plugins/module_utils/nic/test_guard.py)
     params.setdefault("management_connection", "none")
     return nic_tuning.run(FakeModule(nic_tuning.ARGUMENT_SPEC, params, check_mode=check), node.host())
 

@@ -207,7 +207,9 @@ def _closure(module: str) -> Set[str]:
     ("rdma_packages", {"tuning._concerns", "qos._domain", "stack._domain", "irq._domain", "sysctl._domain"}),
     ("irq_affinity", {"tuning._concerns", "qos._domain", "stack._domain", "stack._pkg", "sysctl._domain"}),
     ("rdma_stack", {"tuning._concerns", "qos._domain", "irq._domain", "stack._pkg", "sysctl._domain"}),
-    ("roce_qos", {"tuning._concerns", "irq._domain", "stack._pkg", "stack._domain", "sysctl._domain"}),
+    # roce_qos selects interfaces as nic_tuning does (nic._select) but plans no NIC change
+    ("roce_qos", {"tuning._concerns", "irq._domain", "stack._pkg", "stack._domain", "sysctl._domain", "nic._plan", "nic._guard",
+                  "nic._linkfile"}),
 ])
 def test_a_module_ships_only_the_domains_it_writes(module, never):
     """What AnsiballZ ships follows these imports (scripts/payload_sizes.py measures it)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _domain as _link
+from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _linkfile, _select
 from ansible_collections.hpcnet.rdma.plugins.modules import nic_tuning
 
 from ....conftest import Failed, FakeModule, mlx5, veth
@@ -44,7 +44,7 @@ VETH = {"name": "data0", "driver": "veth", "permaddr": None}
     (NO_UDEV, "mac", None, False, ["PermanentMACAddress=b8:ce:f6:00:00:01"], None),
 ])
 def test_match_lines(obs, match, value, persist_only, lines, driver):
-    assert _link.match_lines(obs.get("name", "ens1f0np0"), obs, match, value, persist_only) == (lines, driver)
+    assert _linkfile.match_lines(obs.get("name", "ens1f0np0"), obs, match, value, persist_only) == (lines, driver)
 
 
 @pytest.mark.parametrize("obs, match, value, persist_only, message", [
@@ -68,7 +68,7 @@ def test_match_lines(obs, match, value, persist_only, lines, driver):
 ])
 def test_match_lines_refused(obs, match, value, persist_only, message):
     with pytest.raises(ValueError, match=message):
-        _link.match_lines("ens1f0np0", obs, match, value, persist_only)
+        _linkfile.match_lines("ens1f0np0", obs, match, value, persist_only)
 
 
 def _nic(node, check=False, **params):
@@ -88,13 +88,13 @@ def _nic(node, check=False, **params):
                                                             "Name=ens1f0np0\nRxBufferSize=8192\n"}),
     ({"interfaces": [{"driver": "mlx5_core", "match": "driver", "mtu": 9000}], "defaults": {"rings": {"rx": 4096}}},
      {"/etc/systemd/network/20-hpcnet-rdma-driver-mlx5_core.link":
-      "[Match]\nDriver=mlx5_core\n\n[Link]\n" + "".join(x + "\n" for x in _link.DEFAULT_NAMING) +
+      "[Match]\nDriver=mlx5_core\n\n[Link]\n" + "".join(x + "\n" for x in _linkfile.DEFAULT_NAMING) +
       "MTUBytes=9000\nRxBufferSize=4096\n"}),
     # module-level match serves every entry; an entry's own wins
     ({"match": "driver", "interfaces": [{"driver": "ice", "mtu": 9000},
                                         {"name": "ens2", "match": "original_name", "mtu": 4200}]},
      {"/etc/systemd/network/20-hpcnet-rdma-driver-ice.link":
-      "[Match]\nDriver=ice\n\n[Link]\n" + "".join(x + "\n" for x in _link.DEFAULT_NAMING) + "MTUBytes=9000\n",
+      "[Match]\nDriver=ice\n\n[Link]\n" + "".join(x + "\n" for x in _linkfile.DEFAULT_NAMING) + "MTUBytes=9000\n",
       "/etc/systemd/network/10-hpcnet-rdma-ens2.link": "[Match]\nOriginalName=ens2\n\n[Link]\nName=ens2\n"
                                                        "MTUBytes=4200\n"}),
 ])
@@ -176,4 +176,4 @@ def test_live_mode_keeps_auto_and_takes_match(node):
 ])
 def test_select_records_the_entry_match(entries, match):
     links = {"data0": {"name": "data0", "driver": "veth"}, "eth0": {"name": "eth0", "driver": "virtio_net"}}
-    assert _link.select(entries, links)["data0"].get("match") == match
+    assert _select.select(entries, links)["data0"].get("match") == match

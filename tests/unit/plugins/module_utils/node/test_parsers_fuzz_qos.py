@@ -16,7 +16,7 @@ from hypothesis.configuration import set_hypothesis_home_dir
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb_parse
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _mlnx_qos
-from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _domain as _qos
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _observe as _qosobserve
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
 
 REAL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "real")
@@ -117,7 +117,7 @@ class _Host(object):
     ("mlnx_qos", "DCBX mode: OS controlled\nPFC configuration:\n\tenabled 0 0 0 1\n"),
 ])
 def test_observe_nic_reports_unreadable_output(backend, out):
-    obs = _qos.observe_nic(_Host(out), "eth0", backend)
+    obs = _qosobserve.observe_nic(_Host(out), "eth0", backend)
     assert obs["supported"] is False
     assert obs["reason"].startswith("unreadable: ")
 
@@ -131,7 +131,7 @@ def test_observe_nic_keeps_pfc_and_app_when_ets_is_unreadable():
                        "ets": "tc-tsa 0:strict", "buffer": '{"prio_buffer":[0,0,0,1,0,0,0,0],'
                        '"buffer_size":[1,2,0,0,0,0,0,0],"total_size":9}'}
             return 0, answers[obj], ""
-    obs = _qos.observe_nic(Host(""), "eth0", "dcb")
+    obs = _qosobserve.observe_nic(Host(""), "eth0", "dcb")
     assert obs["supported"] is True and obs["pfc"] == [3] and obs["dscp"] == {26: [3]}
     assert obs["ets"]["readable"] is False and "dcb ets show" in obs["ets"]["reason"]
     assert obs["buffer"] == {"prio_buffer": [0, 0, 0, 1, 0, 0, 0, 0], "buffer_size": [1, 2, 0, 0, 0, 0, 0, 0],

@@ -14,6 +14,7 @@ import subprocess
 import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _domain as _qos
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _check as _qoscheck
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _boot as _qosboot
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _plan as _qosplan
 from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _config as _stack_config
@@ -316,7 +317,7 @@ def _run_deferred(tmp_path, deferred, nics, fail="no-such-argument", on_unsuppor
     (port / "0").write_text(sorted(nics)[0] + "\n")
     (root / "sys/kernel/config/rdma_cm").mkdir(parents=True)
     bins = dict((n, str(tools / n)) for n in ("dcb", "mlnx_qos", "modprobe"))
-    lines = _qosboot.deferred_lines(deferred, _qos.validate(BAKED), backend, on_unsupported, bins)
+    lines = _qosboot.deferred_lines(deferred, _qoscheck.validate(BAKED), backend, on_unsupported, bins)
     script = _qosboot.render_script([], bins, lines).replace("/sys/", "%s/sys/" % root).replace("-lt 60 ]", "-lt 0 ]")
     env = dict(os.environ, PATH="%s:%s" % (tools, os.environ.get("PATH", "/usr/bin:/bin")))
     done = subprocess.run(["/bin/sh", "-c", script], text=True, capture_output=True, check=False, env=env)
@@ -391,13 +392,13 @@ def test_baked_script_fails_when_its_nic_never_appears(tmp_path, deferred, messa
 def test_a_bake_refuses_what_the_input_alone_makes_incoherent(params, message):
     seen = {"nics": {}, "ports": [], "files": {}, "bins": {}, "backend": "auto", "deferred": [("name", "data0")]}
     with pytest.raises(ValueError, match=message):
-        _qosplan.plan(_qos.validate(params), seen, "warn", "persist")
+        _qosplan.plan(_qoscheck.validate(params), seen, "warn", "persist")
 
 
 def test_a_bake_plans_the_boot_files_alone_and_names_the_deferred_nic():
     seen = {"nics": {}, "ports": [], "files": {}, "bins": {}, "backend": "auto", "deferred": [("name", "data0")]}
-    planned = _qosplan.plan(_qos.validate(BAKED), seen, "warn", "persist")
+    planned = _qosplan.plan(_qoscheck.validate(BAKED), seen, "warn", "persist")
     assert [c.key for c in planned["plan"].changes] == ["file:" + p for p in _qosboot.planned_paths("persist")]
     assert planned["app"]["netdevs"] == ["data0"] and planned["app"]["hcas"] == []
     assert any("name=data0 is not present here" in w for w in planned["warnings"])
-    assert _qosboot.deferred_lines([], _qos.validate(BAKED), "auto", "warn") == []
+    assert _qosboot.deferred_lines([], _qoscheck.validate(BAKED), "auto", "warn") == []

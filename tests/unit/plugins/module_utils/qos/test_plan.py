@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _domain as _qos
+from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _check as _qoscheck
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _boot as _qosboot
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _plan as _qosplan
 
@@ -39,7 +39,7 @@ def seen(nics: Dict[str, Dict[str, Any]], ports: List[Dict[str, Any]], mtu: int 
 def want(**kw: Any) -> Dict[str, Any]:
     params = {"tos": 106, "trust": "dscp", "pfc": [3], "dscp_map": {26: 3}, "roce_mode": "v2"}
     params.update(kw)
-    return _qos.validate(params)
+    return _qoscheck.validate(params)
 
 
 def changes(planned: Dict[str, Any]) -> List[Any]:
