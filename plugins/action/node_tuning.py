@@ -44,6 +44,6 @@ class ActionModule(ActionBase):
             self._remove_tmp_path(self._connection._shell.tmpdir)
         summary = _tuning_summary.of_fast_call(result, options, bool(self._play_context.check_mode)) if options else None
         if summary is not None:
-            result["ansible_stats"] = _tuning_summary.stats(summary, options["stats_key"])
+            result["ansible_stats"] = _tuning_summary.stats(summary, options["stats_key"], task_vars["inventory_hostname"])
             result["_ansible_verbose_always"] = True
         return result

@@ -6,7 +6,8 @@
 plugins/modules/tuning_summary.py; the summary itself: plugin_utils/_tuning_summary.py).
 
 Shown like debug's output and handed to the run's custom stats like set_stats' - the strategy takes
-``ansible_stats`` from any task's result - in one task. Nothing runs on the node.
+``ansible_stats`` from any task's result - in one task: global stats keyed by the host, which ansible-runner
+(AWX) keeps as the job's artifacts. Nothing runs on the node.
 """
 from __future__ import annotations
 
@@ -33,5 +34,5 @@ class ActionModule(ActionBase):
             bool(self._play_context.check_mode))
         # shown once: under ansible_stats, which the strategy hands to the run's custom stats
         result.update(changed=False, _ansible_verbose_always=True,
-                      ansible_stats=_tuning_summary.stats(summary, args["stats_key"]))
+                      ansible_stats=_tuning_summary.stats(summary, args["stats_key"], task_vars["inventory_hostname"]))
         return result

@@ -129,7 +129,7 @@ options:
         elements: str
         default: []
       stats_key:
-        description: The custom stats key.
+        description: The custom stats key (the summary goes under it, keyed by C(inventory_hostname)).
         type: str
         default: rdma_tuning
 requirements:
@@ -225,12 +225,14 @@ skipped_steps:
   sample: false
 ansible_stats:
   description: With O(summary), when the node was found in sync and no step ran, the summary under
-    C(data.<stats_key>) (C(per_host), C(aggregate)); the strategy adds it to the run's custom stats.
+    C(data.<stats_key>.<inventory_hostname>) (global, C(aggregate)), as M(hpcnet.rdma.tuning_summary) returns it;
+    the strategy merges it into the run's global custom stats (AWX's job artifacts).
   returned: with O(summary) and RV(skipped_steps)
   type: dict
-  sample: {"per_host": true, "aggregate": true, "data": {"rdma_tuning": {"profile": "mpi", "digest": "sha256:13f9...",
-           "previous_profile": "mpi", "mode": "live", "run": "20261205T101500Z-004211", "changed": {}, "not set": {},
-           "fast path": "taken: in sync, every concern skipped - ..."}}}
+  sample: {"per_host": false, "aggregate": true, "data": {"rdma_tuning": {"node1": {"profile": "mpi",
+           "digest": "sha256:13f9...", "previous_profile": "mpi", "mode": "live", "run": "20261205T101500Z-004211",
+           "check_mode": false, "outcome": "changed", "changes": {}, "not_set": {},
+           "fast_path": "taken: in sync, every concern skipped - ..."}}}}
 failed_step:
   description:
     - When a step failed - its index, module and name, and what its module returned with the failure.

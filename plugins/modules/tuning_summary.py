@@ -18,8 +18,13 @@ description:
     - or would change, in check mode - and what could not be set (not settable here, refused, unsupported, not possible,
     absent, notes, capped), each with its reason. A concern whose steps did not run (tags, when) has no entry.
   - The summary is shown (as with M(ansible.builtin.debug)) and handed to the run's custom stats as with
-    M(ansible.builtin.set_stats) (C(per_host), C(aggregate)) under O(stats_key), so AWX and the C(json) callback see it -
-    one task where a debug and a set_stats task were two.
+    M(ansible.builtin.set_stats) - global stats (C(per_host=false), C(aggregate=true)) under O(stats_key), keyed by
+    C(inventory_hostname) - one task where a debug and a set_stats task were two.
+  - Global, because ansible-runner (the executor of AWX and ansible-navigator) keeps only the global custom stats
+    as the job's artifacts (AWX's job C(artifacts), runner's C(playbook_on_stats) event C(artifact_data)); per-host
+    stats would be dropped there. The C(json) callback shows them under C(global_custom_stats).
+  - The summary's keys are snake_case and the same in check mode - C(check_mode) and C(outcome) (C(changed) or
+    C(would_change)) say what C(changes) means.
 requirements:
   - None on the nodes.
 options:
@@ -64,11 +69,12 @@ options:
     elements: str
     default: []
   stats_key:
-    description: The custom stats key the summary goes under (C(ansible_stats.data.<stats_key>)).
+    description: The custom stats key the summaries go under, keyed by host (C(ansible_stats.data.<stats_key>.<inventory_hostname>)).
     type: str
     default: rdma_tuning
 notes:
-  - Check mode changes nothing (nothing is changed in any mode); the summary then says C(would change).
+  - Check mode changes nothing (nothing is changed in any mode); the summary then says C(check_mode=true),
+    C(outcome=would_change), with the same keys.
 seealso:
   - module: hpcnet.rdma.node_tuning
   - module: ansible.builtin.set_stats
@@ -92,15 +98,20 @@ EXAMPLES = r"""
 RETURN = r"""
 ansible_stats:
   description:
-    - The summary under C(data.<stats_key>), C(per_host) and C(aggregate) - the strategy adds it to the run's custom
-      stats as it does set_stats' result. Shown once, as this task's output.
+    - The summary under C(data.<stats_key>.<inventory_hostname>), global (C(per_host=false)) and C(aggregate) - the
+      strategy merges every host's entry into the run's global custom stats as it does set_stats' result, which
+      ansible-runner keeps as the job's artifacts (AWX). Shown once, as this task's output.
+    - 'Summary keys: C(profile), C(digest), C(previous_profile), C(mode), C(run), C(check_mode), C(outcome) (C(changed),
+      or C(would_change) in check mode), C(changes) (per concern, the keys), C(not_set) (per concern, a line each with
+      the reason), C(fast_path) (taken, or why not).'
   returned: always
   type: dict
-  sample: {"per_host": true, "aggregate": true, "data": {"rdma_tuning": {
+  sample: {"per_host": false, "aggregate": true, "data": {"rdma_tuning": {"node1": {
            "profile": "mpi", "digest": "3f1c...", "previous_profile": null, "mode": "live", "run": "20261205T101500Z-004211",
-           "fast path": "not taken: the node has no record yet",
-           "changed": {"sysctl": ["net.core.rmem_max"], "nic": ["data0 mtu"]},
-           "not set": {"sysctl": ["not settable here: net.core.rmem_max - kernel-global, read-only in this container"]}}}}
+           "check_mode": false, "outcome": "changed",
+           "changes": {"sysctl": ["net.core.rmem_max"], "nic": ["data0 mtu"]},
+           "not_set": {"sysctl": ["not settable here: net.core.rmem_max - kernel-global, read-only in this container"]},
+           "fast_path": "not taken: the node has no record yet"}}}}
 """
 
 # The options, read by the action plugin (plugins/action/tuning_summary.py) - one place for spec and docs.

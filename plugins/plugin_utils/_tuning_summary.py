@@ -5,6 +5,12 @@
 """The tuning role's per-host summary (action ``hpcnet.rdma.tuning_summary``): per concern the keys that
 changed - or would change, in check mode - and what could not be set, each with its reason, and whether
 the run took the in-sync fast path. Pure: from the registered results to one dict.
+
+Its keys are snake_case and the same in every mode (``check_mode`` and ``outcome`` say whether ``changes``
+changed or would change), and it goes to the run's custom stats as *global* stats keyed by host
+(``{stats_key: {inventory_hostname: summary}}``): ansible-runner - AWX's executor - keeps only the global
+custom stats (the ``playbook_on_stats`` event's ``artifact_data``, AWX's job artifacts); per-host stats are
+dropped there.
 """
 from __future__ import annotations
 
@@ -81,12 +87,15 @@ def summarize(results: Dict[str, List[Any]], profile: Optional[str], digest: Opt
         if issues:
             unset[concern] = issues
     return {"profile": profile, "digest": digest, "previous_profile": previous_profile, "mode": mode, "run": run,
-            "fast path": fast_path_text, ("would change" if check_mode else "changed"): changed, "not set": unset}
+            "check_mode": bool(check_mode), "outcome": "would_change" if check_mode else "changed",
+            "changes": changed, "not_set": unset, "fast_path": fast_path_text}
 
 
-def stats(summary: Dict[str, Any], stats_key: str) -> Dict[str, Any]:
-    """A result's ``ansible_stats``: the summary per host, aggregated - what set_stats hands the strategy."""
-    return {"data": {stats_key: summary}, "per_host": True, "aggregate": True}
+def stats(summary: Dict[str, Any], stats_key: str, host: str) -> Dict[str, Any]:
+    """A result's ``ansible_stats``: the summary under ``stats_key`` keyed by ``host``, global and aggregated
+    (what ``set_stats: {data: {stats_key: {host: summary}}, per_host: false, aggregate: true}`` hands the
+    strategy) - every host's task merges its entry into the one global dict ansible-runner keeps."""
+    return {"data": {stats_key: {host: summary}}, "per_host": False, "aggregate": True}
 
 
 def of_fast_call(result: Dict[str, Any], options: Dict[str, Any], check_mode: bool) -> Optional[Dict[str, Any]]:

@@ -4,7 +4,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The tuning role's summary (plugin_utils/_tuning_summary.py, action hpcnet.rdma.tuning_summary):
 which results count, the not-set lines per kind, the fast-path sentence, check mode's wording - and
-the action run by the real ansible-playbook: shown once, and in the run's custom stats per host."""
+the action run by the real ansible-playbook: shown once, and in the run's global custom stats keyed by host
+(what ansible-runner, AWX's executor, keeps as the job's artifacts: tests/unit/test_awx_artifacts.py)."""
 from __future__ import annotations
 
 import json
@@ -66,16 +67,34 @@ def test_not_set_lines(result, expected):
 ])
 def test_summary_per_concern(results, changed, unset):
     out = S.summarize(results, "mpi", "d" * 64, None, "live", "run-1", "taken", False)
-    assert out["changed"] == changed and list(out["changed"]) == list(changed)
-    assert out["not set"] == unset
-    assert (out["profile"], out["previous_profile"], out["mode"], out["run"], out["fast path"]) == \
+    assert out["changes"] == changed and list(out["changes"]) == list(changed)
+    assert out["not_set"] == unset
+    assert (out["profile"], out["previous_profile"], out["mode"], out["run"], out["fast_path"]) == \
         ("mpi", None, "live", "run-1", "taken")
+    assert (out["check_mode"], out["outcome"]) == (False, "changed")
 
 
-def test_check_mode_says_would_change():
+KEYS = ["profile", "digest", "previous_profile", "mode", "run", "check_mode", "outcome", "changes", "not_set",
+        "fast_path"]
+
+
+def test_check_mode_says_would_change_with_the_same_keys():
+    """AWX and any other reader key on the summary's fields: the same snake_case keys in both modes, and
+    whether the run was a check a field's value."""
     out = S.summarize({"sysctl": [SYSCTL]}, "mpi", "d", "balanced", "live", "r", "x", True)
-    assert "changed" not in out and out["would change"] == {"sysctl": ["net.core.rmem_max", "net.core.wmem_max"]}
+    live = S.summarize({"sysctl": [SYSCTL]}, "mpi", "d", "balanced", "live", "r", "x", False)
+    assert list(out) == list(live) == KEYS
+    assert all(k == k.lower() and " " not in k and "-" not in k for k in KEYS)
+    assert (out["check_mode"], out["outcome"]) == (True, "would_change")
+    assert out["changes"] == live["changes"] == {"sysctl": ["net.core.rmem_max", "net.core.wmem_max"]}
     assert out["previous_profile"] == "balanced"
+
+
+def test_stats_are_global_and_keyed_by_host():
+    """ansible-runner (AWX) keeps only global custom stats: per_host false, the summary under the host."""
+    out = S.summarize({}, "mpi", "d", None, "live", "r", "x", False)
+    assert S.stats(out, "rdma_tuning", "node1") == {"data": {"rdma_tuning": {"node1": out}}, "per_host": False,
+                                                    "aggregate": True}
 
 
 @pytest.mark.parametrize("fast, allowed, sync, expected", [
@@ -113,11 +132,12 @@ def test_only_a_call_that_found_the_node_in_sync_and_ran_no_step_is_summarized(r
 def test_the_fast_call_s_summary(check):
     out = S.of_fast_call(FAST, OPTIONS, check)
     assert out == {"profile": "mpi", "digest": "sha256:13f9", "previous_profile": "balanced", "mode": "live",
-                   "run": "r7", "not set": {}, ("would change" if check else "changed"): {},
-                   "fast path": "taken: in sync, every concern skipped - the record carries this run's inputs digest "
+                   "run": "r7", "not_set": {}, "changes": {}, "check_mode": check,
+                   "outcome": "would_change" if check else "changed",
+                   "fast_path": "taken: in sync, every concern skipped - the record carries this run's inputs digest "
                                 "a96cb3f570f0, and 9 keys of tuning.sysctl read live equal their targets on "
                                 "unchanged devices"}
-    assert S.stats(out, "k") == {"data": {"k": out}, "per_host": True, "aggregate": True}
+    assert list(out) == KEYS
 
 
 PLAY = """
@@ -149,12 +169,14 @@ def test_action_shows_once_and_feeds_the_custom_stats(tmp_path, check):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = json.loads(proc.stdout)
     (result,) = out["plays"][0]["tasks"][0]["hosts"].values()
-    summary = result["ansible_stats"]["data"]["rdma_tuning"]
-    key = "would change" if check else "changed"
-    assert summary[key] == {"sysctl": ["net.core.rmem_max"]} and summary["fast path"] == \
+    summary = result["ansible_stats"]["data"]["rdma_tuning"]["localhost"]
+    assert result["ansible_stats"]["per_host"] is False
+    assert summary["changes"] == {"sysctl": ["net.core.rmem_max"]} and summary["fast_path"] == \
         "not taken: the node has no record yet"
+    assert (summary["check_mode"], summary["outcome"]) == (check, "would_change" if check else "changed")
     assert result["changed"] is False and "summary" not in result   # shown once: under ansible_stats
-    assert out["custom_stats"]["localhost"]["rdma_tuning"] == summary
+    assert out["global_custom_stats"] == {"rdma_tuning": {"localhost": summary}}   # what ansible-runner keeps
+    assert "rdma_tuning" not in out["custom_stats"].get("localhost", {})
 
 
 BAD = """

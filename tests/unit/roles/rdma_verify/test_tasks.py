@@ -19,7 +19,7 @@ MAIN = load("rdma_verify", "tasks/main.yml")
 VALIDATE = load("rdma_verify", "tasks/validate.yml")
 # What runs on the controller or only sets variables: not a module round trip to a node.
 NOT_A_NODE_CALL = {"ansible.builtin.import_tasks", "ansible.builtin.set_fact", "ansible.builtin.debug",
-                   "ansible.builtin.fail", "hpcnet.rdma.fabric_verify_info"}
+                   "ansible.builtin.fail", "hpcnet.rdma.fabric_verify_info", "ansible.builtin.meta"}
 
 
 def task_of(name: str) -> Dict[str, Any]:
@@ -74,3 +74,12 @@ def test_the_node_keeps_info_state_and_qos(result, state, qos):
     facts = task_of("ansible.builtin.set_fact")["ansible.builtin.set_fact"]
     node = render(facts, __rdma_verify_info=result)["__rdma_verify_node"]
     assert node == {"info": result, "state": state, "qos": qos, "interfaces": []}
+
+
+def test_only_a_no_op_carries_the_family_tags():
+    """--list-tags shows the families; --skip-tags of one family must not skip a task that serves the
+    others, so every real task is tagged always and nothing else, and the families sit on a meta noop."""
+    families = ["drift", "consistency", "path_mtu", "checklist"]
+    (noop,) = [t for t in MAIN if set(t.get("tags", [])) & set(families)]
+    assert noop["ansible.builtin.meta"] == "noop" and noop["tags"] == families
+    assert all(t["tags"] == ["always"] for t in MAIN + VALIDATE if t is not noop)

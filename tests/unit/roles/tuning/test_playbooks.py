@@ -81,6 +81,11 @@ BAD = {
     "wrong_type": ({"rdma_profile": "a", "rdma_profiles": {"a": {"nic": {"mtu": "big"}}}}, "is not an integer"),
     "bad_mode": ({"rdma_mode": "fast"}, "value of rdma_mode must be one of: live, bake, got: fast"),
     "bad_qos_key": ({"rdma_roce_qos": {"interfaces": [], "bogus": 1}}, "rdma_roce_qos.bogus. Supported parameters include"),
+    # a nested value of the wrong type: the role's typed sub-options stop it on the controller (issue 29)
+    "bad_nic_mtu": ({"rdma_interfaces": [{"name": "data0", "mtu": "jumbo"}]},
+                    "argument 'mtu' is of type str found in 'rdma_interfaces'"),
+    "bad_qos_cnp": ({"rdma_roce_qos": {"interfaces": [{"name": "data0"}], "cnp": {"dscp": "af41"}}},
+                    "argument 'dscp' is of type str found in 'rdma_roce_qos -> cnp'"),
     "switch_without_record": ({"rdma_switch": True, "rdma_switch_requires_profile": True},
                               "rdma_switch_requires_profile is true and switch_without_record has no recorded profile"),
 }
@@ -119,6 +124,13 @@ def test_bad_input_fails_before_any_change(bad_runs, host):
     ran = [t.split(" : ", 1)[-1] for t in reached[host]]
     changing = [t for t in ran if not t.startswith("Validating arguments against arg spec") and t not in checks]
     assert changing == []
+
+
+@pytest.mark.parametrize("host", ["bad_nic_mtu", "bad_qos_cnp"])
+def test_a_bad_nested_value_fails_in_the_role_argument_validation(bad_runs, host):
+    failed, reached = bad_runs
+    assert "Validation of arguments failed" in failed[host]
+    assert reached[host][-1].split(" : ", 1)[-1].startswith("Validating arguments against arg spec 'main'")
 
 
 def test_tags_that_select_nothing_fail_listing_the_tags(work):
