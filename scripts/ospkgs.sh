@@ -10,7 +10,7 @@
 #        scripts/ospkgs.sh check GROUP...    only that line (exit 1) or nothing (exit 0)
 #        scripts/ospkgs.sh list GROUP...     the Debian package names of the groups, one line
 #
-# Groups: base (venv, unit, reliability, lint), sanity, lab (Docker lab nodes), vm (QEMU tier), all.
+# Groups: base (venv, unit - promtool checks the metrics and alert rules -, reliability, lint), sanity, lab (Docker lab nodes), vm (QEMU tier), all.
 # Installer output goes to stderr: stdout carries only the one-line verdict (the Makefile reads it).
 set -euo pipefail
 
@@ -21,6 +21,7 @@ base        git                 git                  cmd:git
 base        python3-venv        python3              py:ensurepip
 base        iproute2            iproute              cmd:ip
 base        ethtool             ethtool              cmd:ethtool
+base        prometheus          -                    cmd:promtool
 sanity      shellcheck          ShellCheck           cmd:shellcheck
 lab         docker.io           -                    cmd:dockerd
 lab         debootstrap         debootstrap          cmd:debootstrap
@@ -86,7 +87,7 @@ main() {
     mapfile -t table < <(rows "$@")
 
     if [[ ${action} == list ]]; then
-        printf '%s\n' "${table[@]}" | awk '{print $2}' | paste -sd' '
+        printf '%s\n' "${table[@]}" | awk '!seen[$2]++ {print $2}' | paste -sd' '
         return 0
     fi
     [[ ${action} == ensure || ${action} == check ]] || die "unknown action '${action}' (ensure check list)"

@@ -15,9 +15,13 @@ description:
   - An action plugin; it runs on the controller only and touches no node.
   - Reads two or more runs that M(hpcnet.rdma.bench_run) stored (the role C(hpcnet.rdma.rdma_bench)); the first is
     the baseline. Writes C(bench-report.md) and C(bench-report.html) into O(output_dir) - per test, pair and metric
-    (throughput, retransmits, bandwidth, p50/p90/p99/p99.9) the value of every run and each later run's change
-    against the baseline, marked better or worse - and, with O(plots), one PNG per test - C(bench-TEST.png), a
-    latency CDF with the percentiles marked, or bandwidth bars per pair, one bar per run.
+    (throughput, retransmits, bandwidth, mean, p50/p90/p99/p99.9) the value of every run with its sample count and
+    spread, and each later run's change against the baseline with a 95% confidence interval of the difference
+    (Welch t-interval for means and iperf3 throughput, a distribution-free order-statistics interval for
+    percentiles). A change is called better or worse only when its interval excludes zero, "no significant
+    change" when it crosses zero, and "not tested" for a figure measured once per run. With O(plots), one PNG per
+    test - C(bench-TEST.png), latency by percentile on a "nines" axis (p50, p90, p99, p99.9 evenly spaced, the
+    tail readable), or bandwidth bars per pair, one bar per run.
   - A file that is not a stored run fails the task naming the file and what it lacks.
   - The same report from a shell on the controller - C(python3 -m
     ansible_collections.hpcnet.rdma.plugins.plugin_utils._benchreport BEFORE.json AFTER.json -o DIR).
@@ -59,11 +63,15 @@ EXAMPLES = r"""
 
 RETURN = r"""
 table:
-  description: Run names, ids, profiles and one row per test, pair and metric with the values and changes.
+  description: Run names, ids, profiles and one row per test, pair and metric with the values, their sample counts
+    and spread, the changes, their 95% intervals (null without one) and verdicts (better, worse, no significant
+    change, not tested; null where a value is missing).
   returned: always
   type: dict
   sample: {"runs": ["untuned", "mpi"], "tests": ["iperf3"], "rows": [{"test": "iperf3", "pair": "vm1->vm2",
-           "metric": "throughput", "unit": "Gbit/s", "values": [9.1, 14.2], "changes": [56.04], "better": [true]}]}
+           "metric": "throughput", "unit": "Gbit/s", "values": [9.1, 14.2], "spread": [["n=10 s", "sd 0.4"],
+           ["n=10 s", "sd 0.5"]], "changes": [56.04], "intervals": [{"difference": 5.1, "low": 4.67, "high": 5.53,
+           "method": "welch-t", "df": 17.1}], "verdicts": ["better"], "better": [true]}]}
 files:
   description: The Markdown and HTML reports written (empty in check mode).
   returned: always

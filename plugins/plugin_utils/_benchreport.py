@@ -8,28 +8,40 @@ Used by the action ``hpcnet.rdma.bench_report`` and as a command on the controll
 
     python3 -m ansible_collections.hpcnet.rdma.plugins.plugin_utils._benchreport BEFORE.json AFTER.json [-o DIR]
 
-The first run is the baseline; every later run gets a change against it.  Plots: for each latency test
-a CDF of every run and pair with p50/p90/p99/p99.9 marked; for each bandwidth test bars per pair, one
-per run.  matplotlib is imported only to draw (Agg backend), so the tables need nothing but Python.
+The first run is the baseline; every later run gets a change against it, with a 95 % confidence interval
+of the difference and a verdict that calls it better or worse only when the interval excludes zero
+(``_benchsig``).  Plots: for each latency test the latency of every run and pair by percentile on a "nines"
+axis (p50, p90, p99, p99.9 evenly spaced, so the tail is readable), the marked percentiles' values in the
+legend; for each bandwidth test bars per pair, one per run.  matplotlib is imported only to draw (Agg backend), so the tables need nothing but Python.
 """
 from __future__ import annotations
 
 import argparse
 import html
+import math
 import os
 import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchrun, _benchstats, _findings_report
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchrun, _benchsig, _benchstats, _findings_report
 
 # test -> the metrics compared: (key in the result, column title, unit, higher is better)
 METRICS: Dict[str, List[Tuple[str, str, str, bool]]] = {
     "iperf3": [("gbits_received", "throughput", "Gbit/s", True), ("retransmits", "retransmits", "", False)],
     "ib_write_bw": [("gbits_average", "bandwidth", "Gbit/s", True)],
-    "sockperf": [(_benchstats.pkey(p), _benchstats.pkey(p), "us", False) for p in _benchstats.PERCENTILES],
-    "ib_send_lat": [(_benchstats.pkey(p), _benchstats.pkey(p), "us", False) for p in _benchstats.PERCENTILES],
-    "ib_write_lat": [(_benchstats.pkey(p), _benchstats.pkey(p), "us", False) for p in _benchstats.PERCENTILES],
+    "sockperf": [("mean", "mean", "us", False)] + [(_benchstats.pkey(p), _benchstats.pkey(p), "us", False)
+                                                   for p in _benchstats.PERCENTILES],
+    "ib_send_lat": [("mean", "mean", "us", False)] + [(_benchstats.pkey(p), _benchstats.pkey(p), "us", False)
+                                                      for p in _benchstats.PERCENTILES],
+    "ib_write_lat": [("mean", "mean", "us", False)] + [(_benchstats.pkey(p), _benchstats.pkey(p), "us", False)
+                                                       for p in _benchstats.PERCENTILES],
 }
+HOW = ("A change is called better or worse only when the 95 %% confidence interval of the difference (after - "
+       "before, shown in %% of the baseline) excludes zero; \"no significant change\" when it crosses zero; \"not "
+       "tested\" for a figure measured once per run (no spread). Means and iperf3 throughput: %s (iperf3's "
+       "one-second intervals are not independent, so that interval is too narrow). Percentiles: %s. Beside each "
+       "figure: its sample count n and spread (IQR of the latency samples, sd of the means or intervals).") % (
+    _benchsig.METHODS["welch-t"], _benchsig.METHODS["order-statistics"])
 TITLES = {"iperf3": "TCP throughput (iperf3)", "ib_write_bw": "RDMA write bandwidth (ib_write_bw)",
           "sockperf": "TCP latency (sockperf ping-pong, half round trip)", "ib_send_lat": "RDMA send latency (ib_send_lat)",
           "ib_write_lat": "RDMA write latency (ib_write_lat)"}
@@ -42,8 +54,13 @@ def run_names(runs: Sequence[Dict[str, Any]]) -> List[str]:
     return [lab if labels.count(lab) == 1 else "%s (%s)" % (lab, r["run_id"]) for lab, r in zip(labels, runs)]
 
 
-def _value(run: Dict[str, Any], test: str, pair: str, key: str) -> Optional[float]:
+def _result(run: Dict[str, Any], test: str, pair: str) -> Dict[str, Any]:
     res = ((run.get("results") or {}).get(test) or {}).get(pair) or {}
+    return res if isinstance(res, dict) else {}
+
+
+def _value(run: Dict[str, Any], test: str, pair: str, key: str) -> Optional[float]:
+    res = _result(run, test, pair)
     if "error" in res:
         return None
     if key.startswith("p") and key[1:2].isdigit():
@@ -69,12 +86,20 @@ def compare(runs: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
                 if p not in pairs:
                     pairs.append(p)
         for pair in pairs:
+            results = [_result(r, test, pair) for r in runs]
             for key, title, unit, higher in METRICS[test]:
                 values = [_value(r, test, pair, key) for r in runs]
+                if key == "mean" and all(v is None for v in values):
+                    continue
                 changes = [_benchstats.percent_change(values[0], v) for v in values[1:]]
-                better = [None if c is None else ((c > 0) == higher if c != 0 else None) for c in changes]
+                sig = [_benchsig.compare_figure(results[0], res, key, higher) if c is not None
+                       else {"interval": None, "verdict": None} for res, c in zip(results[1:], changes)]
                 rows.append({"test": test, "pair": pair, "metric": title, "unit": unit, "values": values,
-                             "changes": changes, "better": better})
+                             "spread": [_benchsig.spread_text(res, key) if v is not None else []
+                                        for res, v in zip(results, values)],
+                             "changes": changes, "intervals": [x["interval"] for x in sig],
+                             "verdicts": [x["verdict"] for x in sig],
+                             "better": [{"better": True, "worse": False}.get(x["verdict"]) for x in sig]})
     return {"runs": names, "run_ids": [r["run_id"] for r in runs],
             "profiles": [sorted(set(v for v in (r.get("profiles") or {}).values() if v)) or ["none recorded"]
                          for r in runs],
@@ -90,10 +115,23 @@ def _fmt(v: Optional[float]) -> str:
     return "%.3f" % v if abs(v) < 100 else "%.1f" % v
 
 
-def _fmt_change(c: Optional[float], better: Optional[bool]) -> str:
+def _fmt_value(v: Optional[float], spread: Sequence[str]) -> str:
+    return _fmt(v) if v is None or not spread else "%s (%s)" % (_fmt(v), ", ".join(spread))
+
+
+def _fmt_change(c: Optional[float], verdict: Optional[str], interval: Optional[Dict[str, Any]] = None,
+                base: Optional[float] = None) -> str:
+    """"-12.3% [-15.0%, -9.1%] better", "+0.6% [-3.1%, +4.2%] no significant change", "+71.1% not tested"."""
     if c is None:
         return "-"
-    return "%+.1f%%%s" % (c, "" if better is None else (" better" if better else " worse"))
+    text = "%+.1f%%" % c
+    if interval is not None and base:
+        text += " [%+.1f%%, %+.1f%%]" % (100.0 * interval["low"] / base, 100.0 * interval["high"] / base)
+    return text + (" %s" % verdict if verdict else "")
+
+
+def _change_cells(row: Dict[str, Any]) -> List[Tuple[str, Optional[str]]]:
+    return [(_fmt_change(c, v, i, row["values"][0]), v) for c, v, i in zip(row["changes"], row["verdicts"], row["intervals"])]
 
 
 def to_markdown(table: Dict[str, Any], plots: Optional[Dict[str, str]] = None) -> str:
@@ -103,18 +141,18 @@ def to_markdown(table: Dict[str, Any], plots: Optional[Dict[str, str]] = None) -
     runs = [md(n) for n in table["runs"]]
     out = ["# Benchmark comparison", "",
            "Baseline: **%s**.  Changes are against the baseline; latency in microseconds (lower is better), "
-           "bandwidth in Gbit/s (higher is better)." % runs[0], ""]
+           "bandwidth in Gbit/s (higher is better)." % runs[0], "", HOW, ""]
     out += ["| run | run id | started | profile(s) |", "|---|---|---|---|"]
     for name, rid, started, prof in zip(runs, table["run_ids"], table["started"], table["profiles"]):
         out.append("| %s | %s | %s | %s |" % (name, md(rid), md(started or "-"), md(", ".join(prof))))
     for test in table["tests"]:
         out += ["", "## %s" % md(TITLES.get(test, test)), ""]
-        head = ["pair", "metric"] + runs + ["change %s" % n for n in runs[1:]]
+        head = ["pair", "metric"] + runs + ["change %s [95%% CI]" % n for n in runs[1:]]
         out += ["| %s |" % " | ".join(head), "|%s" % ("---|" * len(head))]
         for row in [r for r in table["rows"] if r["test"] == test]:
             metric = "%s (%s)" % (row["metric"], row["unit"]) if row["unit"] else row["metric"]
-            cells = [md(row["pair"]), md(metric)] + [_fmt(v) for v in row["values"]] + \
-                [_fmt_change(c, b) for c, b in zip(row["changes"], row["better"])]
+            cells = [md(row["pair"]), md(metric)] + [_fmt_value(v, s) for v, s in zip(row["values"], row["spread"])] + \
+                [text for text, _v in _change_cells(row)]
             out.append("| %s |" % " | ".join(cells))
         if plots and test in plots:
             out += ["", "![%s](%s)" % (md(TITLES.get(test, test)), os.path.basename(plots[test]))]
@@ -129,10 +167,10 @@ def to_html(table: Dict[str, Any], plots: Optional[Dict[str, str]] = None) -> st
     parts = ["<!DOCTYPE html>", "<html><head><meta charset=\"utf-8\"><title>Benchmark comparison</title>",
              "<style>body{font-family:sans-serif}table{border-collapse:collapse}td,th{border:1px solid #999;"
              "padding:2px 8px;text-align:right}td:first-child,td:nth-child(2){text-align:left}"
-             ".better{color:#060}.worse{color:#a00}</style></head><body>",
+             ".better{color:#060}.worse{color:#a00}.same{color:#666}</style></head><body>",
              "<h1>Benchmark comparison</h1>",
              "<p>Baseline: <b>%s</b>. Changes are against the baseline; latency in microseconds (lower is better), "
-             "bandwidth in Gbit/s (higher is better).</p>" % esc(runs[0]),
+             "bandwidth in Gbit/s (higher is better).</p>" % esc(runs[0]), "<p>%s</p>" % esc(HOW),
              "<table><tr><th>run</th><th>run id</th><th>started</th><th>profile(s)</th></tr>"]
     for name, rid, started, prof in zip(runs, table["run_ids"], table["started"], table["profiles"]):
         parts.append("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>"
@@ -140,14 +178,15 @@ def to_html(table: Dict[str, Any], plots: Optional[Dict[str, str]] = None) -> st
     parts.append("</table>")
     for test in table["tests"]:
         parts.append("<h2>%s</h2><table><tr>" % esc(TITLES.get(test, test)))
-        head = ["pair", "metric"] + runs + ["change %s" % n for n in runs[1:]]
+        head = ["pair", "metric"] + runs + ["change %s [95%% CI]" % n for n in runs[1:]]
         parts.append("".join("<th>%s</th>" % esc(h) for h in head) + "</tr>")
         for row in [r for r in table["rows"] if r["test"] == test]:
             metric = "%s (%s)" % (row["metric"], row["unit"]) if row["unit"] else row["metric"]
-            cells = ["<td>%s</td>" % esc(x) for x in [row["pair"], metric] + [_fmt(v) for v in row["values"]]]
-            for c, b in zip(row["changes"], row["better"]):
-                cls = "" if b is None else (" class=\"better\"" if b else " class=\"worse\"")
-                cells.append("<td%s>%s</td>" % (cls, esc(_fmt_change(c, b))))
+            cells = ["<td>%s</td>" % esc(x) for x in [row["pair"], metric] + [_fmt_value(v, s) for v, s in
+                                                                              zip(row["values"], row["spread"])]]
+            for text, verdict in _change_cells(row):
+                cls = {"better": " class=\"better\"", "worse": " class=\"worse\""}.get(verdict or "", " class=\"same\"")
+                cells.append("<td%s>%s</td>" % (cls, esc(text)))
             parts.append("<tr>%s</tr>" % "".join(cells))
         parts.append("</table>")
         if plots and test in plots:
@@ -173,33 +212,49 @@ def _pyplot():
     return plt
 
 
-def plot_latency_cdf(runs: Sequence[Dict[str, Any]], names: Sequence[str], test: str, path: str) -> Optional[str]:
-    """The CDF of every run and pair of a latency test, p50/p90/p99/p99.9 marked; None when no run has one."""
+def _nines(p: float, n: Optional[int]) -> float:
+    """The x position of percentile ``p`` on a "nines" axis: -log10(1 - p/100), so p50, p90, p99, p99.9 are evenly
+    spaced (0.3, 1, 2, 3) and the tail gets as much room as the body; the maximum sits at the 1 - 1/n level."""
+    rest = 1.0 - p / 100.0
+    floor = 1.0 / n if isinstance(n, int) and n > 0 else 1e-4
+    return -math.log10(max(rest, floor))
+
+
+def plot_latency_percentiles(runs: Sequence[Dict[str, Any]], names: Sequence[str], test: str, path: str) -> Optional[str]:
+    """Latency by percentile of every run and pair of a latency test, on a "nines" x axis (p50 ... p99.9 evenly
+    spaced, the tail readable) and a log latency axis; p50/p90/p99/p99.9 marked with their values in the legend
+    (no labels on the plot to collide).  None when no run has a CDF."""
     series = []
     for name, run in zip(names, runs):
         for pair, res in sorted(((run.get("results") or {}).get(test) or {}).items()):
-            if res.get("cdf"):
+            if isinstance(res, dict) and res.get("cdf"):
                 series.append(("%s %s" % (name, pair), res))
     if not series:
         return None
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
+    fig, ax = plt.subplots(figsize=(9, 5.5), dpi=100)
+    top = 0.0
     for label, res in series:
-        xs = [v for _p, v in res["cdf"]]
-        ys = [p for p, _v in res["cdf"]]
-        line, = ax.plot(xs, ys, label=label, drawstyle="steps-post")
-        for key, value in sorted((res.get("percentiles") or {}).items(), key=lambda kv: float(kv[0][1:])):
-            p = float(key[1:])
-            ax.plot([value], [p], marker="o", color=line.get_color())
-            ax.annotate("%s %.1f" % (key, value), (value, p), textcoords="offset points", xytext=(4, -10),
-                        fontsize=7, color=line.get_color())
-    ax.set_xscale("log")
-    ax.set_xlabel("latency (us, log scale)")
-    ax.set_ylabel("percentile")
-    ax.set_ylim(0, 100.5)
+        n = res.get("count")
+        points = sorted((float(p), float(v)) for p, v in res["cdf"] if float(p) >= 1.0)
+        xs = [_nines(p, n) for p, _v in points]
+        top = max([top] + xs)
+        marks = sorted(((float(k[1:]), v) for k, v in (res.get("percentiles") or {}).items()), key=lambda kv: kv[0])
+        legend = "%s (n=%s): %s" % (label, n if isinstance(n, int) else "?",
+                                    ", ".join("p%g %s" % (p, _fmt(v)) for p, v in marks))
+        line, = ax.plot(xs, [v for _p, v in points], label=legend, drawstyle="steps-post", linewidth=1.6)
+        ax.plot([_nines(p, n) for p, _v in marks], [v for _p, v in marks], linestyle="none", marker="o",
+                markersize=5, color=line.get_color())
+    ticks = [p for p in (0.0, 50.0, 90.0, 99.0, 99.9, 99.99, 99.999) if _nines(p, None if p < 99.99 else 10 ** 6) <= top + 1e-9]
+    ax.set_xticks([_nines(p, 10 ** 6) for p in ticks])
+    ax.set_xticklabels(["p%g" % p for p in ticks])
+    ax.set_xlim(0, max(top, 3.0) * 1.02)
+    ax.set_yscale("log")
+    ax.set_xlabel("percentile (\"nines\" scale: the tail spread out; the last point is the maximum)")
+    ax.set_ylabel("latency (us, log scale)")
     ax.set_title(TITLES.get(test, test))
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=7.5, loc="upper left")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -248,7 +303,7 @@ def report(paths: Sequence[str], out_dir: str, plots: bool = True) -> Dict[str, 
         for test in table["tests"]:
             target = os.path.join(out_dir, "bench-%s.png" % test)
             if test in _benchrun.LATENCY_TESTS:
-                made = plot_latency_cdf(runs, table["runs"], test, target)
+                made = plot_latency_percentiles(runs, table["runs"], test, target)
             else:
                 made = plot_bandwidth(runs, table["runs"], test, target)
             if made:
@@ -262,7 +317,7 @@ def report(paths: Sequence[str], out_dir: str, plots: bool = True) -> Dict[str, 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="bench_report", description=(
         "Compare two or more stored hpcnet.rdma benchmark runs (the first is the baseline): Markdown and "
-        "HTML tables and PNG plots (latency CDFs, bandwidth bars)."))
+        "HTML tables and PNG plots (latency by percentile, bandwidth bars)."))
     parser.add_argument("runs", nargs="+", help="stored run files (JSON, schema %s)" % _benchrun.SCHEMA)
     parser.add_argument("-o", "--output", default="rdma-bench-report", help="directory for the report")
     parser.add_argument("--no-plots", action="store_true", help="tables only (no matplotlib needed)")

@@ -30,7 +30,7 @@ def _write(root, rel, text):
 
 def test_a_non_numeric_bench_value_is_left_out_and_the_rest_is_written(work):
     root = os.path.join(work, "node")
-    _write(root, "proc/net/snmp", "Tcp: RetransSegs OutSegs\nTcp: 12 4000\n")
+    _write(root, "sys/class/infiniband/rxe0/ports/1/state", "4: ACTIVE\n")
     _write(root, "etc/hpcnet-rdma/profile.json", json.dumps({"name": "mpi", "digest": "sha256:abc"}))
     _write(root, "var/lib/hpcnet-rdma-bench/last.json", json.dumps({
         "schema": "hpcnet.rdma.bench/1", "run_id": "r1", "label": "mpi", "finished_at": "2026-12-04T15:00:00Z",
@@ -48,13 +48,13 @@ def test_a_non_numeric_bench_value_is_left_out_and_the_rest_is_written(work):
     with open(out) as f:
         lines = f.read().splitlines()
     for line in ['hpcnet_rdma_collector_source_success{source="bench"} 0', "hpcnet_rdma_collector_success 0",
-                 'hpcnet_rdma_collector_source_success{source="tcp"} 1',
-                 'hpcnet_rdma_bench_latency_microseconds{pair="n1->n2",quantile="0.99",test="sockperf"} 40.0',
-                 'hpcnet_rdma_bench_bandwidth_gbits{pair="n1->n2",test="iperf3"} 9.41',
+                 'hpcnet_rdma_collector_source_success{source="ports"} 1',
+                 'hpcnet_rdma_bench_latency_seconds{pair="n1->n2",quantile="0.99",test="sockperf"} 4e-05',
+                 'hpcnet_rdma_bench_bandwidth_bytes_per_second{pair="n1->n2",test="iperf3"} 1176250000.0',
                  'hpcnet_rdma_bench_error{pair="n1->n2",signal="SIGSEGV",test="ib_send_lat"} 1',
                  'hpcnet_rdma_bench_attempts{pair="n1->n2",test="ib_send_lat"} 2',
                  'hpcnet_rdma_profile_info{digest="sha256:abc",profile="mpi"} 1',
-                 "hpcnet_rdma_tcp_retransmitted_segments_total 12"]:
+                 'hpcnet_rdma_port_state{device="rxe0",netdev="",port="1",state="ACTIVE"} 4']:
         assert line in lines, line
     assert not [line for line in lines if 'quantile="0.5"' in line]
     assert sorted(os.listdir(os.path.dirname(out))) == ["hpcnet_rdma.prom"]

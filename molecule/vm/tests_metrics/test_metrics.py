@@ -18,7 +18,7 @@ def test_textfile_is_written_with_help_and_type(host):
     with host.sudo():
         text = host.file("/var/lib/prometheus/node-exporter/hpcnet_rdma.prom").content_string
     assert "# TYPE hpcnet_rdma_port_state gauge" in text
-    assert "# TYPE hpcnet_rdma_tcp_retransmitted_segments_total counter" in text
+    assert "# TYPE hpcnet_rdma_collector_timestamp_seconds gauge" in text
     assert "hpcnet_rdma_collector_success 1" in text
 
 
@@ -50,8 +50,8 @@ def test_prometheus_values(answers):
 
 
 @pytest.mark.parametrize("query, test, value_metric", [
-    ("bench_lat", "ib_send_lat", "hpcnet_rdma_bench_latency_microseconds"),
-    ("bench_bw", "iperf3", "hpcnet_rdma_bench_bandwidth_gbits"),
+    ("bench_lat", "ib_send_lat", "hpcnet_rdma_bench_latency_seconds"),
+    ("bench_bw", "iperf3", "hpcnet_rdma_bench_bandwidth_bytes_per_second"),
 ])
 def test_prometheus_has_what_the_run_stored(host, answers, query, test, value_metric):
     """Each pair of the run this VM published (rdma_bench_publish_file) is in Prometheus as what it is:

@@ -6,26 +6,31 @@
 
 Run by hpcnet-rdma-metrics.timer (role hpcnet.rdma.rdma_metrics); writes, atomically (temp file + rename in
 the same directory, as the textfile collector wants), OUTPUT (default
-/var/lib/prometheus/node-exporter/hpcnet_rdma.prom):
+/var/lib/prometheus/node-exporter/hpcnet_rdma.prom) - only what node_exporter's own collectors do not export
+(port counters/: infiniband, netdev statistics: netdev, softnet: softnet, TCP: netstat), in base units, clean
+for `promtool check metrics`:
 
-  hpcnet_rdma_port_state / _physical_state   per RDMA port (IB numbering: 4 = ACTIVE, 5 = LinkUp), label state
+  hpcnet_rdma_port_state / _physical_state   per RDMA port (IB numbering: 4 = ACTIVE, 5 = LinkUp), labels state and
+                                              netdev (node_exporter's node_infiniband_state_id has no netdev, and
+                                              its infiniband collector drops every port when one device misreads)
   hpcnet_rdma_port_unreadable                 1 per RDMA port whose sysfs files could not be read (label reason);
                                               the other ports are still reported
-  hpcnet_rdma_port_counter_total              per port, sysfs counters/ (label counter)
-  hpcnet_rdma_port_hw_counter_total           per port, sysfs hw_counters/ (out_of_buffer, rnr_nak_retry_err, ...)
-  hpcnet_rdma_netdev_statistic_total          per data netdev, the error/drop/discard counters of statistics/
+  hpcnet_rdma_port_hw_stat_total              per port, sysfs hw_counters/ (RoCE: out_of_buffer, rnr_nak_retry_err,
+                                              np_cnp_sent, ...; label counter)
   hpcnet_rdma_netdev_ethtool_total            per data netdev, ethtool -S error/drop/discard/pause counters
-  hpcnet_rdma_softnet_dropped_total / _time_squeeze_total   per CPU, /proc/net/softnet_stat
-  hpcnet_rdma_tcp_retransmitted_segments_total, hpcnet_rdma_tcp_sent_segments_total   /proc/net/snmp
-  hpcnet_rdma_irq_count, hpcnet_rdma_irq_cpus, hpcnet_rdma_irq_interrupts_total   the data NICs' IRQs and their CPUs
+  hpcnet_rdma_irq_vectors, hpcnet_rdma_irq_cpus, hpcnet_rdma_irq_interrupts_total   the data NICs' queue IRQs and
+                                              their CPUs
   hpcnet_rdma_profile_info                    the applied profile (/etc/hpcnet-rdma/profile.json) as labels
-  hpcnet_rdma_bench_latency_microseconds / _bandwidth_gbits / _timestamp_seconds   the last stored bench run
+  hpcnet_rdma_bench_latency_seconds           summary: latency quantiles of the last stored bench run (with _count
+                                              and _sum when the run kept the sample count and mean)
+  hpcnet_rdma_bench_bandwidth_bytes_per_second, hpcnet_rdma_bench_timestamp_seconds   the last stored bench run
   hpcnet_rdma_bench_error                     1 per test and pair the last stored run holds an error for (a crashed
                                               or failed tool; label signal names a signal that killed it), with
   hpcnet_rdma_bench_attempts                  how many times that client ran (a tool killed by a signal is re-run once)
   hpcnet_rdma_collector_source_success        per source (label source): 0 when it could not be read, or when a value
                                               of it was not a number and was left out (the others are still written)
-  hpcnet_rdma_collector_success, hpcnet_rdma_collector_duration_seconds
+  hpcnet_rdma_collector_success, hpcnet_rdma_collector_duration_seconds,
+  hpcnet_rdma_collector_timestamp_seconds     when this file was written (staleness: time() - it)
 
 ``--root`` prefixes every /sys and /proc path (tests use a fake tree).
 """
@@ -43,9 +48,6 @@ import time
 
 TROUBLE = re.compile(r"(err|drop|discard|miss|fifo|crc|over_?run|out_of_buffer|no_?buf|timeout|pause|pfc)", re.I)
 SKIP_HW = ("lifespan",)
-STATISTICS = ("rx_errors", "tx_errors", "rx_dropped", "tx_dropped", "rx_missed_errors", "rx_fifo_errors",
-              "tx_fifo_errors", "rx_crc_errors", "rx_frame_errors", "rx_over_errors", "tx_carrier_errors",
-              "collisions")
 
 
 def _read(root, path):
@@ -74,14 +76,15 @@ class Metrics(object):
         self.families = {}
         self.order = []
 
-    def add(self, name, kind, help_text, value, **labels):
-        """One sample; ValueError (nothing added) when ``value`` is not a number, so rendering never fails."""
+    def add(self, name, kind, help_text, value, _suffix="", **labels):
+        """One sample; ValueError (nothing added) when ``value`` is not a number, so rendering never fails.
+        ``_suffix`` ("_sum", "_count") makes a summary's extra sample, written under the family's name."""
         if not _is_number(value) and not isinstance(value, bool):
-            raise ValueError("%s%r: %r is not a number" % (name, labels, value))
+            raise ValueError("%s%s%r: %r is not a number" % (name, _suffix, labels, value))
         if name not in self.families:
             self.families[name] = (kind, help_text, [])
             self.order.append(name)
-        self.families[name][2].append((labels, value))
+        self.families[name][2].append((labels, value, _suffix))
 
     def render(self):
         out = []
@@ -89,9 +92,9 @@ class Metrics(object):
             kind, help_text, samples = self.families[name]
             out.append("# HELP %s %s" % (name, help_text))
             out.append("# TYPE %s %s" % (name, kind))
-            for labels, value in samples:
+            for labels, value, suffix in samples:
                 lab = ",".join('%s="%s"' % (k, _esc(v)) for k, v in sorted(labels.items()))
-                out.append("%s%s %s" % (name, "{%s}" % lab if lab else "", _num(value)))
+                out.append("%s%s%s %s" % (name, suffix, "{%s}" % lab if lab else "", _num(value)))
         return "\n".join(out) + "\n"
 
 
@@ -139,14 +142,14 @@ def collect_port(root, m, dev, port, netdevs, base):
         m.add("hpcnet_rdma_port_%s" % kind, "gauge",
               "RDMA port %s (IB numbering; the label names it)" % kind.replace("_", " "),
               _int(number.strip()), state=word.strip(), **labels)
-    for sub, family in (("counters", "hpcnet_rdma_port_counter_total"),
-                        ("hw_counters", "hpcnet_rdma_port_hw_counter_total")):
-        for counter in _ls(root, "%s/%s" % (base, sub)):
-            value = _int(_read(root, "%s/%s/%s" % (base, sub, counter)))
-            if value is None or counter in SKIP_HW:
-                continue
-            m.add(family, "counter", "RDMA port %s/ counter from sysfs" % sub, value, counter=counter,
-                  device=dev, port=port)
+    # counters/ (data, packets, symbol errors, link_downed, ...) is node_exporter's infiniband collector's
+    # (node_infiniband_*, data already in bytes); hw_counters/ (RoCE congestion, retries, out_of_buffer) it lacks
+    for counter in _ls(root, "%s/hw_counters" % base):
+        value = _int(_read(root, "%s/hw_counters/%s" % (base, counter)))
+        if value is None or counter in SKIP_HW:
+            continue
+        m.add("hpcnet_rdma_port_hw_stat_total", "counter", "RDMA port hw_counters/ statistic from sysfs (label counter)",
+              value, counter=counter, device=dev, port=port)
 
 
 def collect_ports(root, m):
@@ -173,13 +176,9 @@ def data_netdevs(root, given):
 
 
 def collect_netdevs(root, m, netdevs, ethtool):
+    # statistics/ (rx_errors, rx_dropped, ...) is node_exporter's netdev collector's (node_network_*); the driver's
+    # own ethtool -S trouble counters (rx_discards_phy, pause, per-queue drops) are not exported by default
     for ifname in netdevs:
-        for stat in STATISTICS:
-            value = _int(_read(root, "/sys/class/net/%s/statistics/%s" % (ifname, stat)))
-            if value is not None:
-                m.add("hpcnet_rdma_netdev_statistic_total", "counter",
-                      "Error and drop counters of the data netdev (sysfs statistics/)", value,
-                      interface=ifname, statistic=stat)
         for counter, value in sorted(ethtool(ifname).items()):
             if TROUBLE.search(counter):
                 m.add("hpcnet_rdma_netdev_ethtool_total", "counter",
@@ -199,32 +198,6 @@ def ethtool_stats(ifname):
         if sep and _int(value.strip()) is not None and name and not name.startswith("NIC statistics"):
             out[name.strip()] = _int(value.strip())
     return out
-
-
-def collect_softnet(root, m):
-    text = _read(root, "/proc/net/softnet_stat")
-    for cpu, line in enumerate((text or "").splitlines()):
-        fields = line.split()
-        if len(fields) < 3:
-            continue
-        # the 13th column, when present, is the CPU id (kernel 5.10+); rows of offline CPUs are left out
-        cpu_id = int(fields[12], 16) if len(fields) > 12 else cpu
-        m.add("hpcnet_rdma_softnet_dropped_total", "counter",
-              "Packets dropped because the CPU's backlog queue was full (/proc/net/softnet_stat)",
-              int(fields[1], 16), cpu=cpu_id)
-        m.add("hpcnet_rdma_softnet_time_squeeze_total", "counter",
-              "Times net_rx_action ran out of budget or time with work left (/proc/net/softnet_stat)",
-              int(fields[2], 16), cpu=cpu_id)
-
-
-def collect_tcp(root, m):
-    lines = [l.split() for l in (_read(root, "/proc/net/snmp") or "").splitlines() if l.startswith("Tcp:")]
-    if len(lines) >= 2:
-        tcp = dict(zip(lines[0][1:], lines[1][1:]))
-        for key, name, text in (("RetransSegs", "retransmitted_segments", "TCP segments retransmitted"),
-                                ("OutSegs", "sent_segments", "TCP segments sent")):
-            if _int(tcp.get(key)) is not None:
-                m.add("hpcnet_rdma_tcp_%s_total" % name, "counter", text + " (/proc/net/snmp)", _int(tcp[key]))
 
 
 def _cpus(text):
@@ -318,7 +291,7 @@ def collect_irqs(root, m, netdevs):
             cpus |= _cpus(_read(root, "/proc/irq/%d/effective_affinity_list" % irq)
                           or _read(root, "/proc/irq/%d/smp_affinity_list" % irq))
             per_cpu = [a + b for a, b in zip(per_cpu, rows[irq][0])]
-        m.add("hpcnet_rdma_irq_count", "gauge", "IRQs of the data netdev (MSI-X vectors, /proc/interrupts)",
+        m.add("hpcnet_rdma_irq_vectors", "gauge", "Queue IRQs of the data netdev (MSI-X vectors, /proc/interrupts)",
               len(irqs), interface=ifname)
         m.add("hpcnet_rdma_irq_cpus", "gauge", "Distinct CPUs the data netdev's IRQs are delivered to "
               "(effective affinity)", len(cpus), interface=ifname)
@@ -350,6 +323,7 @@ def collect_profile(root, m, path):
 
 
 _SIGNAL = re.compile(r"killed by (SIG[A-Z0-9]+)")
+LATENCY_HELP = "Latency quantiles of the last stored benchmark run (seconds, from its raw samples)"
 
 
 def collect_bench(root, m, path):
@@ -379,6 +353,7 @@ def collect_bench(root, m, path):
                       pair=pair, signal=sig.group(1) if sig else "")
                 continue
             pct = res.get("percentiles") or {}
+            quantiles = 0
             for key, value in sorted(pct.items()) if isinstance(pct, dict) else [("percentiles", pct)]:
                 try:
                     q = float(key[1:]) / 100.0
@@ -387,17 +362,25 @@ def collect_bench(root, m, path):
                 if q is None or not _is_number(value):
                     bad.append("results.%s[%s].percentiles.%s: %r" % (test, pair, key, value))
                     continue
-                m.add("hpcnet_rdma_bench_latency_microseconds", "gauge",
-                      "Latency percentiles of the last stored benchmark run (from raw samples)", value,
-                      test=test, pair=pair, quantile="%g" % q)
+                # the stored run is in microseconds; Prometheus wants seconds
+                m.add("hpcnet_rdma_bench_latency_seconds", "summary", LATENCY_HELP, value / 1e6, test=test, pair=pair,
+                      quantile="%g" % q)
+                quantiles += 1
+            # _count and _sum only when the run kept both (raw samples); a summary of quantiles alone is valid
+            if quantiles and _is_number(res.get("count")) and _is_number(res.get("mean")):
+                m.add("hpcnet_rdma_bench_latency_seconds", "summary", LATENCY_HELP, res["count"], _suffix="_count",
+                      test=test, pair=pair)
+                m.add("hpcnet_rdma_bench_latency_seconds", "summary", LATENCY_HELP,
+                      round(res["count"] * res["mean"] / 1e6, 9), _suffix="_sum", test=test, pair=pair)
             for key in ("gbits_received", "gbits_average"):
                 if key not in res:
                     continue
                 if not _is_number(res[key]):
                     bad.append("results.%s[%s].%s: %r" % (test, pair, key, res[key]))
                     continue
-                m.add("hpcnet_rdma_bench_bandwidth_gbits", "gauge",
-                      "Bandwidth of the last stored benchmark run (Gbit/s)", res[key], test=test, pair=pair)
+                m.add("hpcnet_rdma_bench_bandwidth_bytes_per_second", "gauge",
+                      "Bandwidth of the last stored benchmark run (bytes/s; the run stores Gbit/s)",
+                      round(res[key] * 1e9 / 8.0, 3), test=test, pair=pair)
     finished = run.get("finished_at")
     if isinstance(finished, str):
         try:
@@ -409,11 +392,11 @@ def collect_bench(root, m, path):
     return ["%s: not numbers, left out: %s" % (path, "; ".join(bad))] if bad else []
 
 
-SOURCES = ("ports", "netdevs", "softnet", "tcp", "irqs", "profile", "bench")
+SOURCES = ("ports", "netdevs", "irqs", "profile", "bench")
 
 
 def collect(root="/", interfaces=None, profile_file="/etc/hpcnet-rdma/profile.json",
-            bench_file="/var/lib/hpcnet-rdma-bench/last.json", ethtool=ethtool_stats, problems=None):
+            bench_file="/var/lib/hpcnet-rdma-bench/last.json", ethtool=ethtool_stats, problems=None, now=time.time):
     """The exposition text.  A source that raises, or returns problems, is marked failed
     (hpcnet_rdma_collector_source_success 0, and collector_success 0); the other sources are still written.
     ``problems`` (a list) receives what went wrong, for the log."""
@@ -427,7 +410,6 @@ def collect(root="/", interfaces=None, profile_file="/etc/hpcnet-rdma/profile.js
         problems.append("netdevs: %s" % e)
     steps = {"ports": lambda: [] if collect_ports(root, m) else ["a port could not be read (hpcnet_rdma_port_unreadable)"],
              "netdevs": lambda: collect_netdevs(root, m, netdevs, ethtool),
-             "softnet": lambda: collect_softnet(root, m), "tcp": lambda: collect_tcp(root, m),
              "irqs": lambda: collect_irqs(root, m, netdevs), "profile": lambda: collect_profile(root, m, profile_file),
              "bench": lambda: collect_bench(root, m, bench_file)}
     ok = {}
@@ -445,6 +427,8 @@ def collect(root="/", interfaces=None, profile_file="/etc/hpcnet-rdma/profile.js
           all(ok.values()))
     m.add("hpcnet_rdma_collector_duration_seconds", "gauge", "How long hpcnet-rdma-metrics took",
           round(time.monotonic() - start, 6))
+    m.add("hpcnet_rdma_collector_timestamp_seconds", "gauge", "When hpcnet-rdma-metrics wrote this file (Unix time; "
+          "time() minus it is how stale the metrics are)", round(now(), 3))
     return m.render()
 
 

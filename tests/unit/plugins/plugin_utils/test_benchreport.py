@@ -49,22 +49,40 @@ def runs(tmp_path):
     return paths
 
 
-@pytest.mark.parametrize("test, pair, metric, values, changes, better", [
-    ("iperf3", "a->b", "throughput", [8.0, 12.0], [50.0], [True]),
-    ("iperf3", "c->d", "throughput", [4.0, 6.0], [50.0], [True]),
-    ("iperf3", "a->b", "retransmits", [10, 10], [0.0], [None]),
-    ("iperf3", "c->d", "retransmits", [0, 0], [None], [None]),
-    ("ib_write_bw", "a->b", "bandwidth", [2.0, 3.0], [50.0], [True]),
-    ("ib_write_bw", "c->d", "bandwidth", [None, None], [None], [None]),
-    ("sockperf", "a->b", "p50", [500.0, 250.0], [-50.0], [True]),
-    ("sockperf", "a->b", "p99.9", [999.0, 499.5], [-50.0], [True]),
-    ("sockperf", "c->d", "p90", [1800.0, 900.0], [-50.0], [True]),
+@pytest.mark.parametrize("test, pair, metric, values, changes, verdicts, better", [
+    # one figure per run, no spread: the change is shown, never called better or worse
+    ("iperf3", "a->b", "throughput", [8.0, 12.0], [50.0], ["not tested"], [None]),
+    ("iperf3", "c->d", "throughput", [4.0, 6.0], [50.0], ["not tested"], [None]),
+    ("iperf3", "a->b", "retransmits", [10, 10], [0.0], ["not tested"], [None]),
+    ("iperf3", "c->d", "retransmits", [0, 0], [None], [None], [None]),
+    ("ib_write_bw", "a->b", "bandwidth", [2.0, 3.0], [50.0], ["not tested"], [None]),
+    ("ib_write_bw", "c->d", "bandwidth", [None, None], [None], [None], [None]),
+    # 1000 samples each, every latency halved: far outside the noise
+    ("sockperf", "a->b", "mean", [500.5, 250.25], [-50.0], ["better"], [True]),
+    ("sockperf", "a->b", "p50", [500.0, 250.0], [-50.0], ["better"], [True]),
+    ("sockperf", "a->b", "p99.9", [999.0, 499.5], [-50.0], ["better"], [True]),
+    ("sockperf", "c->d", "p90", [1800.0, 900.0], [-50.0], ["better"], [True]),
 ])
-def test_compare_rows(runs, test, pair, metric, values, changes, better):
+def test_compare_rows(runs, test, pair, metric, values, changes, verdicts, better):
     table = rep.compare([br.load_run(p) for p in runs])
     row = [r for r in table["rows"] if (r["test"], r["pair"], r["metric"]) == (test, pair, metric)]
     assert len(row) == 1
-    assert (row[0]["values"], row[0]["changes"], row[0]["better"]) == (values, changes, better)
+    assert (row[0]["values"], row[0]["changes"], row[0]["verdicts"], row[0]["better"]) == (values, changes, verdicts, better)
+
+
+def test_iperf3_intervals_give_an_interval_and_noise_is_no_change(tmp_path):
+    """Two runs whose one-second throughputs overlap: the mean moved 2 %, the interval crosses zero."""
+    before, after = synthetic("untuned", 8.0, 2.0, 1.0, None), synthetic("mpi", 8.16, 2.0, 1.0, "mpi")
+    before["results"]["iperf3"]["a->b"]["intervals_gbits"] = [7.5, 8.4, 8.1, 7.9, 8.2, 7.8, 8.3, 7.8]
+    after["results"]["iperf3"]["a->b"]["intervals_gbits"] = [8.6, 7.7, 8.4, 8.0, 8.3, 7.9, 8.2, 8.2]
+    row = [r for r in rep.compare([before, after])["rows"] if (r["test"], r["pair"], r["metric"]) ==
+           ("iperf3", "a->b", "throughput")][0]
+    assert row["verdicts"] == ["no significant change"] and row["better"] == [None]
+    assert row["intervals"][0]["method"] == "welch-t" and row["intervals"][0]["low"] < 0 < row["intervals"][0]["high"]
+    assert row["spread"][0] == ["n=8 s", "sd 0.302"]
+    md = rep.to_markdown(rep.compare([before, after]))
+    assert "| a->b | throughput (Gbit/s) | 8 (n=8 s, sd 0.302) | 8.160 (n=8 s, sd 0.288) | +2.0% [-1.9%, +6.0%] " \
+        "no significant change |" in md
 
 
 def test_compare_header_and_errors(runs):
@@ -100,13 +118,16 @@ def test_report_writes_tables_and_pngs(runs, tmp_path):
         width, height = png_size(path)
         assert width >= 600 and height >= 400
     md = open(out["files"]["markdown"]).read()
-    assert "| a->b | throughput (Gbit/s) | 8 | 12 | +50.0% better |" in md
-    assert "| a->b | p99.9 (us) | 999 | 499.5 | -50.0% better |" in md
+    assert "| a->b | throughput (Gbit/s) | 8 (n=1) | 12 (n=1) | +50.0% not tested |" in md
+    assert "| a->b | p99.9 (us) | 999 (n=1000, IQR 250-750) | 499.5 (n=1000, IQR 125-375) | -50.0% [-50.3%, -49.6%] better |" in md
     assert "| c->d | bandwidth (Gbit/s) | - | - | - |" in md
+    assert "95 % confidence interval of the difference" in md
     assert "![TCP latency (sockperf ping-pong, half round trip)](bench-sockperf.png)" in md
     assert "- mpi: ib_write_bw c->d: rc 1: Couldn't connect" in md
     page = open(out["files"]["html"]).read()
-    assert "<td>a-&gt;b</td><td>throughput (Gbit/s)</td><td>8</td><td>12</td><td class=\"better\">+50.0% better</td>" in page
+    assert ("<td>a-&gt;b</td><td>throughput (Gbit/s)</td><td>8 (n=1)</td><td>12 (n=1)</td>"
+            "<td class=\"same\">+50.0% not tested</td>") in page
+    assert "<td class=\"better\">-50.0% [-50.3%, -49.6%] better</td>" in page
     assert "<img src=\"bench-iperf3.png\"" in page
 
 
@@ -124,9 +145,11 @@ def test_report_of_a_run_the_playbook_stored(tmp_path):
     out = rep.report([LAB_RUN, str(path)], str(tmp_path / "r"))
     assert sorted(out["plots"]) == ["iperf3", "sockperf"]
     md = open(out["files"]["markdown"]).read()
-    assert "| node1->node2 | throughput (Gbit/s) | 7.569 | 7.569 | +0.0% |" in md
+    # the same run twice: every change is 0 and none is called better or worse
+    assert "| node1->node2 | throughput (Gbit/s) | 7.569 (n=2 s, sd 0.666) | 7.569 (n=2 s, sd 0.666) | +0.0% [" in md
     p50 = lab["results"]["sockperf"]["node1->node2"]["percentiles"]["p50"]
-    assert "| node1->node2 | p50 (us) | %s | %s |" % (rep._fmt(p50), rep._fmt(p50)) in md
+    assert "| node1->node2 | p50 (us) | %s (n=15503, IQR" % rep._fmt(p50) in md
+    assert "] better" not in md and "] worse" not in md and md.count("] no significant change |") == 6
 
 
 @pytest.mark.parametrize("content, message", [
@@ -151,3 +174,32 @@ def test_cli_writes_the_report(runs, tmp_path, capsys):
 def test_cli_needs_two_runs(runs):
     with pytest.raises(SystemExit):
         rep.main([runs[0]])
+
+
+@pytest.mark.parametrize("p, n, x", [(50.0, 1000, 0.301), (90.0, 1000, 1.0), (99.0, 1000, 2.0), (99.9, 1000, 3.0),
+                                     (100.0, 1000, 3.0), (100.0, 15503, 4.19), (100.0, None, 4.0)])
+def test_the_latency_plot_spreads_the_tail_evenly(p, n, x):
+    """p50, p90, p99, p99.9 sit at 0.3, 1, 2, 3 on the x axis: the tail gets the room the CDF's top 1 % lacked."""
+    assert rep._nines(p, n) == pytest.approx(x, abs=0.01)
+
+
+def test_the_latency_plot_names_the_percentiles_in_its_legend(runs, tmp_path, monkeypatch):
+    """The values of the marked percentiles go into the legend, not beside the points where p99 and p99.9 collided."""
+    plt = rep._pyplot()
+    seen = {}
+    real_savefig = plt.Figure.savefig
+
+    def savefig(fig, path, *args, **kwargs):
+        ax = fig.axes[0]
+        seen["legend"] = [t.get_text() for t in ax.get_legend().get_texts()]
+        seen["annotations"] = [c for c in ax.get_children() if type(c).__name__ == "Annotation"]
+        seen["ticks"] = [t.get_text() for t in ax.get_xticklabels()]
+        seen["yscale"] = ax.get_yscale()
+        return real_savefig(fig, path, *args, **kwargs)
+
+    monkeypatch.setattr(plt.Figure, "savefig", savefig)
+    loaded = [br.load_run(p) for p in runs]
+    assert rep.plot_latency_percentiles(loaded, ["untuned", "mpi"], "sockperf", str(tmp_path / "l.png"))
+    assert seen["legend"][0] == "untuned a->b (n=1000): p50 500, p90 900, p99 990, p99.9 999"
+    assert seen["annotations"] == [] and seen["yscale"] == "log"
+    assert seen["ticks"][:5] == ["p0", "p50", "p90", "p99", "p99.9"]

@@ -60,7 +60,8 @@ TREE = {
     "etc/hpcnet-rdma/profile.json": json.dumps({"name": "mpi", "digest": "sha256:abc"}),
     "var/lib/hpcnet-rdma-bench/last.json": json.dumps({
         "schema": "hpcnet.rdma.bench/1", "run_id": "r1", "label": "mpi", "finished_at": "2026-12-04T15:00:00Z",
-        "results": {"sockperf": {"n1->n2": {"percentiles": {"p50": 8.5, "p99": 40.0, "p99.9": 120.5}}},
+        "results": {"sockperf": {"n1->n2": {"count": 1000, "mean": 10.5,
+                                            "percentiles": {"p50": 8.5, "p99": 40.0, "p99.9": 120.5}}},
                     "iperf3": {"n1->n2": {"gbits_received": 9.41}},
                     "ib_send_lat": {"n1->n2": {"error": "rc 1"}}}}),
 }
@@ -88,28 +89,21 @@ def text(tmp_path):
 @pytest.mark.parametrize("line", [
     'hpcnet_rdma_port_state{device="rxe0",netdev="data0",port="1",state="ACTIVE"} 4',
     'hpcnet_rdma_port_physical_state{device="rxe0",netdev="data0",port="1",state="LinkUp"} 5',
-    'hpcnet_rdma_port_counter_total{counter="port_rcv_data",device="rxe0",port="1"} 1000',
-    'hpcnet_rdma_port_counter_total{counter="port_xmit_discards",device="rxe0",port="1"} 2',
-    'hpcnet_rdma_port_hw_counter_total{counter="out_of_buffer",device="rxe0",port="1"} 3',
-    'hpcnet_rdma_port_hw_counter_total{counter="rnr_nak_retry_err",device="rxe0",port="1"} 1',
-    'hpcnet_rdma_port_hw_counter_total{counter="packet_seq_err",device="rxe0",port="1"} 0',
-    'hpcnet_rdma_netdev_statistic_total{interface="data0",statistic="rx_errors"} 2',
-    'hpcnet_rdma_netdev_statistic_total{interface="data0",statistic="rx_dropped"} 5',
+    'hpcnet_rdma_port_hw_stat_total{counter="out_of_buffer",device="rxe0",port="1"} 3',
+    'hpcnet_rdma_port_hw_stat_total{counter="rnr_nak_retry_err",device="rxe0",port="1"} 1',
+    'hpcnet_rdma_port_hw_stat_total{counter="packet_seq_err",device="rxe0",port="1"} 0',
     'hpcnet_rdma_netdev_ethtool_total{counter="rx_pause",interface="data0"} 4',
     'hpcnet_rdma_netdev_ethtool_total{counter="rx_discards_phy",interface="data0"} 6',
-    'hpcnet_rdma_softnet_dropped_total{cpu="0"} 3',
-    'hpcnet_rdma_softnet_time_squeeze_total{cpu="0"} 16',
-    'hpcnet_rdma_softnet_time_squeeze_total{cpu="1"} 2',
-    'hpcnet_rdma_tcp_retransmitted_segments_total 12',
-    'hpcnet_rdma_tcp_sent_segments_total 4000',
-    'hpcnet_rdma_irq_count{interface="data0"} 2',
+    'hpcnet_rdma_irq_vectors{interface="data0"} 2',
     'hpcnet_rdma_irq_cpus{interface="data0"} 2',
     'hpcnet_rdma_irq_interrupts_total{cpu="0",interface="data0"} 10',
     'hpcnet_rdma_irq_interrupts_total{cpu="1",interface="data0"} 27',
     'hpcnet_rdma_profile_info{digest="sha256:abc",profile="mpi"} 1',
-    'hpcnet_rdma_bench_latency_microseconds{pair="n1->n2",quantile="0.5",test="sockperf"} 8.5',
-    'hpcnet_rdma_bench_latency_microseconds{pair="n1->n2",quantile="0.999",test="sockperf"} 120.5',
-    'hpcnet_rdma_bench_bandwidth_gbits{pair="n1->n2",test="iperf3"} 9.41',
+    'hpcnet_rdma_bench_latency_seconds{pair="n1->n2",quantile="0.5",test="sockperf"} 8.5e-06',
+    'hpcnet_rdma_bench_latency_seconds{pair="n1->n2",quantile="0.999",test="sockperf"} 0.0001205',
+    'hpcnet_rdma_bench_latency_seconds_count{pair="n1->n2",test="sockperf"} 1000',
+    'hpcnet_rdma_bench_latency_seconds_sum{pair="n1->n2",test="sockperf"} 0.0105',
+    'hpcnet_rdma_bench_bandwidth_bytes_per_second{pair="n1->n2",test="iperf3"} 1176250000.0',
     'hpcnet_rdma_bench_timestamp_seconds{label="mpi",run_id="r1"} 1796396400',
     'hpcnet_rdma_bench_error{pair="n1->n2",signal="",test="ib_send_lat"} 1',
     'hpcnet_rdma_collector_source_success{source="bench"} 1',
@@ -119,8 +113,11 @@ def test_metric_lines(text, line):
     assert line in text.splitlines()
 
 
-@pytest.mark.parametrize("absent", ["lifespan", "rx_bytes", "tx_dropped\"} 0\nhpcnet_rdma_irq", "timer",
-                                    'latency_microseconds{pair="n1->n2",quantile="0.5",test="ib_send_lat"}'])
+@pytest.mark.parametrize("absent", ["lifespan", "rx_bytes", "timer", 'latency_seconds{pair="n1->n2",quantile="0.5",test="ib_send_lat"}',
+                                    # node_exporter's own collectors export these (infiniband, netdev, softnet,
+                                    # netstat): not duplicated
+                                    "port_rcv_data", "port_xmit_discards", "rx_errors", "rx_dropped", "softnet",
+                                    "tcp_", "Retrans"])
 def test_left_out(text, absent):
     assert absent not in text
 
@@ -139,13 +136,17 @@ def test_exposition_format(text):
             _h, _t, name, kind = line.split()
             assert families.get(name, "x") is None, "TYPE of %s without HELP before it" % name
             families[name] = kind
-            assert kind in ("counter", "gauge")
+            assert kind in ("counter", "gauge", "summary")
             assert name.endswith("_total") == (kind == "counter"), name
             assert name.startswith("hpcnet_rdma_")
         else:
             m = SAMPLE.match(line)
             assert m, line
-            assert m.group(1) in families, "sample before its TYPE: %s" % line
+            base = m.group(1)
+            if base not in families and base.endswith(("_sum", "_count")):
+                base = base.rsplit("_", 1)[0]
+                assert families.get(base) == "summary", line
+            assert base in families, "sample before its TYPE: %s" % line
 
 
 def test_profile_missing_and_no_rdma(tmp_path):
@@ -156,11 +157,14 @@ def test_profile_missing_and_no_rdma(tmp_path):
 
 
 def test_a_broken_source_does_not_hide_the_others(tmp_path):
-    tree = dict(TREE)
-    tree["proc/net/softnet_stat"] = "zz yy xx\n"
-    text = collector.collect(make_tree(tmp_path, tree), [], ethtool=no_ethtool)
+    def broken_ethtool(_ifname):
+        raise OSError("ethtool vanished")
+    problems = []
+    text = collector.collect(make_tree(tmp_path, TREE), [], ethtool=broken_ethtool, problems=problems)
     assert "hpcnet_rdma_collector_success 0" in text
-    assert "hpcnet_rdma_tcp_retransmitted_segments_total 12" in text
+    assert 'hpcnet_rdma_collector_source_success{source="netdevs"} 0' in text.splitlines()
+    assert 'hpcnet_rdma_irq_vectors{interface="data0"} 2' in text
+    assert problems == ["netdevs: OSError: ethtool vanished"]
 
 
 def test_one_unreadable_port_keeps_the_other_ports(tmp_path):
@@ -171,18 +175,19 @@ def test_one_unreadable_port_keeps_the_other_ports(tmp_path):
     assert 'hpcnet_rdma_port_unreadable{device="mlx5_0",port="1",reason="/sys/class/infiniband/mlx5_0/ports/1/state ' \
         "reads 'ACTIVE', not 'N: NAME'\"} 1" in text
     assert 'hpcnet_rdma_port_state{device="rxe0",netdev="data0",port="1",state="ACTIVE"} 4' in text
-    assert 'hpcnet_rdma_port_counter_total{counter="port_rcv_data",device="rxe0",port="1"} 1000' in text
-    assert "hpcnet_rdma_collector_success 0" in text and "hpcnet_rdma_tcp_retransmitted_segments_total 12" in text
+    assert 'hpcnet_rdma_port_hw_stat_total{counter="out_of_buffer",device="rxe0",port="1"} 3' in text
+    assert "hpcnet_rdma_collector_success 0" in text and 'hpcnet_rdma_irq_vectors{interface="data0"} 2' in text
 
 
 @pytest.mark.parametrize("bench, lines, problem", [
     ({"results": {"sockperf": {"n1->n2": {"percentiles": {"p50": "fast", "p99": 40.0}}},
                   "iperf3": {"n1->n2": {"gbits_received": 9.41}}}},
-     ['hpcnet_rdma_bench_latency_microseconds{pair="n1->n2",quantile="0.99",test="sockperf"} 40.0',
-      'hpcnet_rdma_bench_bandwidth_gbits{pair="n1->n2",test="iperf3"} 9.41'],
+     ['hpcnet_rdma_bench_latency_seconds{pair="n1->n2",quantile="0.99",test="sockperf"} 4e-05',
+      'hpcnet_rdma_bench_bandwidth_bytes_per_second{pair="n1->n2",test="iperf3"} 1176250000.0'],
      "results.sockperf[n1->n2].percentiles.p50: 'fast'"),
     ({"results": {"iperf3": {"n1->n2": {"gbits_received": [1]}, "n3->n4": {"gbits_received": 2.5}}}},
-     ['hpcnet_rdma_bench_bandwidth_gbits{pair="n3->n4",test="iperf3"} 2.5'], "results.iperf3[n1->n2].gbits_received: [1]"),
+     ['hpcnet_rdma_bench_bandwidth_bytes_per_second{pair="n3->n4",test="iperf3"} 312500000.0'],
+     "results.iperf3[n1->n2].gbits_received: [1]"),
     ({"results": {"ib_send_lat": {"vm1->vm2": {"error": "ib_send_lat killed by SIGSEGV (rc -11)", "attempts": 2}}}},
      ['hpcnet_rdma_bench_error{pair="vm1->vm2",signal="SIGSEGV",test="ib_send_lat"} 1',
       'hpcnet_rdma_bench_attempts{pair="vm1->vm2",test="ib_send_lat"} 2',
@@ -195,12 +200,12 @@ def test_a_broken_bench_value_is_left_out_and_named(tmp_path, bench, lines, prob
     tree["var/lib/hpcnet-rdma-bench/last.json"] = bench if isinstance(bench, str) else json.dumps(bench)
     problems = []
     text = collector.collect(make_tree(tmp_path, tree), [], ethtool=no_ethtool, problems=problems)
-    for line in lines + ["hpcnet_rdma_tcp_retransmitted_segments_total 12"]:
+    for line in lines + ['hpcnet_rdma_irq_vectors{interface="data0"} 2']:
         assert line in text.splitlines()
     ok = "1" if problem is None else "0"
     assert 'hpcnet_rdma_collector_source_success{source="bench"} %s' % ok in text.splitlines()
     assert "hpcnet_rdma_collector_success %s" % ok in text.splitlines()
-    assert 'hpcnet_rdma_collector_source_success{source="tcp"} 1' in text.splitlines()
+    assert 'hpcnet_rdma_collector_source_success{source="irqs"} 1' in text.splitlines()
     assert (problem is None and problems == []) or problem in problems[0]
 
 
@@ -217,7 +222,7 @@ def test_named_interfaces_and_atomic_write(tmp_path):
     out.parent.mkdir()
     assert collector.main(["--root", root, "--interfaces", "data0,nosuch", "--output", str(out)]) == 0
     text = out.read_text()
-    assert 'interface="nosuch"' not in text and 'hpcnet_rdma_irq_count{interface="data0"} 2' in text
+    assert 'interface="nosuch"' not in text and 'hpcnet_rdma_irq_vectors{interface="data0"} 2' in text
     assert sorted(os.listdir(str(out.parent))) == ["hpcnet_rdma.prom"]
     assert oct(os.stat(str(out)).st_mode & 0o777) == "0o644"
 
@@ -231,19 +236,44 @@ def test_label_values_are_escaped():
 DASHBOARD = os.path.join(os.path.dirname(SCRIPT), "..", "..", "..", "examples", "grafana", "hpcnet-rdma.json")
 
 
+# node_exporter's series the dashboard and the alert rules use beside ours (its infiniband, netdev, softnet and netstat
+# collectors, all on by default): the README names these collectors
+NODE_EXPORTER = {"node_infiniband_port_data_received_bytes_total", "node_infiniband_port_data_transmitted_bytes_total",
+                 "node_infiniband_port_errors_received_total", "node_infiniband_port_discards_transmitted_total",
+                 "node_infiniband_link_downed_total", "node_network_receive_errs_total", "node_network_transmit_errs_total",
+                 "node_network_receive_drop_total", "node_network_transmit_drop_total", "node_softnet_dropped_total",
+                 "node_softnet_times_squeezed_total", "node_netstat_Tcp_RetransSegs", "node_netstat_Tcp_OutSegs"}
+
+
 def test_grafana_dashboard_queries_only_metrics_the_collector_writes(text):
     dash = json.load(open(DASHBOARD))
     written = set(line.split()[2] for line in text.splitlines() if line.startswith("# TYPE "))
-    used = set()
+    used, theirs = set(), set()
     for panel in dash["panels"]:
         for target in panel["targets"]:
             used |= set(re.findall(r"hpcnet_rdma_[a-z_]+", target["expr"]))
+            theirs |= set(re.findall(r"node_[A-Za-z_]+", target["expr"]))
+            # a legend per series, never the labels of every family run together
+            assert target["legendFormat"] and "}}{{" not in target["legendFormat"], (panel["title"], target)
     assert used and used <= written, used - written
-    # every family the collector writes is on the dashboard except the collector's own duration
-    assert written - used == {"hpcnet_rdma_collector_duration_seconds", "hpcnet_rdma_port_physical_state",
-                              "hpcnet_rdma_bench_timestamp_seconds", "hpcnet_rdma_bench_error",
-                              "hpcnet_rdma_collector_source_success"}
+    assert theirs == NODE_EXPORTER
+    # every family the collector writes is on the dashboard except these
+    assert written - used == {"hpcnet_rdma_collector_duration_seconds", "hpcnet_rdma_bench_timestamp_seconds",
+                              "hpcnet_rdma_bench_error", "hpcnet_rdma_collector_source_success"}
     assert len(set(p["id"] for p in dash["panels"])) == len(dash["panels"])
+    state = [p for p in dash["panels"] if p["targets"][0]["expr"].startswith("hpcnet_rdma_port_state")][0]
+    names = state["fieldConfig"]["defaults"]["mappings"][0]["options"]
+    assert names["4"]["text"] == "ACTIVE" and names["1"]["text"] == "DOWN"
+    assert any("time() - hpcnet_rdma_collector_timestamp_seconds" in t["expr"] for p in dash["panels"] for t in p["targets"])
+    assert any("node_infiniband_port_data_received_bytes_total" in t["expr"] and p["fieldConfig"]["defaults"]["unit"] == "Bps"
+               for p in dash["panels"] for t in p["targets"])
+
+
+def test_alert_rules_query_only_metrics_that_exist(text):
+    rules = open(os.path.join(os.path.dirname(SCRIPT), "hpcnet-rdma-alerts.yml")).read()
+    written = set(line.split()[2] for line in text.splitlines() if line.startswith("# TYPE "))
+    assert set(re.findall(r"hpcnet_rdma_[a-z_]+", rules)) <= written
+    assert set(re.findall(r"node_[a-z]+_[A-Za-z_]+_total", rules)) <= NODE_EXPORTER
 
 
 def test_virtio_queue_irqs_are_on_the_parent_pci_device(tmp_path):
@@ -265,7 +295,7 @@ def test_virtio_queue_irqs_are_on_the_parent_pci_device(tmp_path):
         "proc/irq/33/effective_affinity_list": "1\n",
     })
     text = collector.collect(make_tree(tmp_path, tree), ["data0"], ethtool=no_ethtool)
-    assert 'hpcnet_rdma_irq_count{interface="data0"} 2' in text
+    assert 'hpcnet_rdma_irq_vectors{interface="data0"} 2' in text
     assert 'hpcnet_rdma_irq_cpus{interface="data0"} 2' in text
     assert 'hpcnet_rdma_irq_interrupts_total{cpu="0",interface="data0"} 171' in text
     assert 'hpcnet_rdma_irq_interrupts_total{cpu="1",interface="data0"} 917' in text
@@ -312,4 +342,4 @@ def test_irq_count_is_the_queue_vectors_of_the_driver(tmp_path, driver, vectors,
     os.makedirs(os.path.join(root, "sys/bus/pci/drivers", driver))
     os.symlink(os.path.join(root, "sys/bus/pci/drivers", driver), os.path.join(root, "sys/class/net/data0/device/driver"))
     text = collector.collect(root, ["data0"], ethtool=no_ethtool)
-    assert 'hpcnet_rdma_irq_count{interface="data0"} %d' % queues in text
+    assert 'hpcnet_rdma_irq_vectors{interface="data0"} %d' % queues in text
