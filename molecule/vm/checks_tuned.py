@@ -1,4 +1,4 @@
-"""Testinfra checks of a tuned VM, shared by molecule `verify` (tests/) and `verify tests_reboot`.
+"""Testinfra checks of a tuned VM, shared by molecule `verify` (tests/) and `verify tests_switch`.
 
 Values are read back from the VM's own kernel and driver.  The test modules import the test_*
 functions from here (pytest collects them there); the helpers are used by every vm test module.
