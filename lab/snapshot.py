@@ -9,7 +9,8 @@ mode of every file in the directories the collection writes, the RDMA side (RDMA
 their netdevs, the RDMA CM's configfs defaults, /dev/infiniband owners and modes, the netns mode)
 and, with --modules (VM nodes: they have their own kernel), the loaded kernel modules.  Two
 snapshots are equal iff the node is in the same state for all of these; the collection's own
-journal directory is left out.
+journal directory is left out.  With --save PATH the same JSON is also written to PATH (mode 0600)
+on the node, which spares the scenarios a copy task (stat, transfer, module) per saved snapshot.
 """
 import hashlib
 import json
@@ -132,9 +133,22 @@ def modules():
 
 def main():
     snap = {"sysctl": sysctls(), "interfaces": interfaces(), "files": files(), "dirs": dirs(), "rdma": rdma()}
-    if "--modules" in sys.argv[1:]:
+    args = sys.argv[1:]
+    if "--modules" in args:
         snap["modules"] = modules()
+    if "--save" in args:
+        save(args[args.index("--save") + 1], snap)
     json.dump(snap, sys.stdout, sort_keys=True)
+
+
+def save(path, snap):
+    """Write the snapshot to PATH, mode 0600, replacing it whole (a temporary file renamed over it)."""
+    tmp = path + ".tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        os.fchmod(f.fileno(), 0o600)
+        json.dump(snap, f, sort_keys=True)
+    os.rename(tmp, path)
 
 
 if __name__ == "__main__":

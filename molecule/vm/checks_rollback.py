@@ -15,9 +15,8 @@ def pristine(host):
 
 
 @pytest.mark.parametrize("key", sorted(MPI))
-def test_every_mpi_sysctl_is_back(host, key):
-    value = " ".join(host.file("/proc/sys/" + key.replace(".", "/")).content_string.split())
-    assert value == pristine(host)["sysctl"][key]
+def test_every_mpi_sysctl_is_back(sysctl_now, pristine_snapshot, key):
+    assert sysctl_now.get(key) == pristine_snapshot["sysctl"][key]
 
 
 def test_data0_is_back(host):

@@ -1,4 +1,4 @@
-"""Testinfra checks of a tuned VM, shared by molecule `verify` (tests/) and `verify tests_reboot`.
+"""Testinfra checks of a tuned VM, shared by molecule `verify` (tests/) and `verify tests_switch`.
 
 Values are read back from the VM's own kernel and driver.  The test modules import the test_*
 functions from here (pytest collects them there); the helpers are used by every vm test module.
@@ -24,10 +24,57 @@ MPI = {
     "kernel.numa_balancing": "0",
 }
 LINK_FILE = "/etc/systemd/network/10-hpcnet-rdma-data0.link"
+PERSIST = "/etc/sysctl.d/90-hpcnet-rdma.conf"
+# The offpeak profile that switch_reboot.yml switches to (tests_switch/)
+OFFPEAK = {
+    "net.core.rmem_max": "16777216",
+    "net.core.wmem_max": "16777216",
+    "net.ipv4.tcp_rmem": "4096 131072 16777216",
+    "net.ipv4.tcp_wmem": "4096 16384 16777216",
+    "net.ipv4.tcp_mtu_probing": "1",
+    "net.core.busy_poll": "0",
+    "net.core.busy_read": "0",
+}
+# mpi set these, offpeak does not: the switch returned them to their originals
+MPI_ONLY = ["net.core.rmem_default", "net.core.wmem_default", "net.core.netdev_max_backlog",
+            "net.ipv4.tcp_timestamps", "vm.zone_reclaim_mode", "kernel.numa_balancing"]
+# Every /proc/sys key a check reads (the `sysctl_now` fixture of conftest.py reads them at once)
+READ_KEYS = sorted(set(MPI) | set(OFFPEAK))
 
 
-def kernel(host, key):
-    return " ".join(host.file("/proc/sys/" + key.replace(".", "/")).content_string.split())
+def read_sysctls(host, keys):
+    """{key: value, whitespace-normalised} of /proc/sys/KEY for every key, in one command (`grep -H`
+    prints PATH:LINE; a missing key is missing from the result).  Each command costs a TCG guest about
+    half a second of ssh session, so the parametrized checks share one read per host."""
+    paths = dict(("/proc/sys/" + key.replace(".", "/"), key) for key in keys)
+    out = host.run("grep -H '' %s" % " ".join(sorted(paths))).stdout
+    lines = {}
+    for line in out.splitlines():
+        path, _sep, value = line.partition(":")
+        if path in paths:
+            lines.setdefault(paths[path], []).append(value)
+    return dict((key, " ".join(" ".join(value).split())) for key, value in lines.items())
+
+
+# Fixtures the parametrized checks share, read once per host and test module (a test module that
+# imports a check using one imports the fixture too): nothing a check does changes what they read.
+@pytest.fixture(scope="module")
+def sysctl_now(host):
+    """{key: value} of every /proc/sys key the checks read (READ_KEYS), in one command."""
+    return read_sysctls(host, READ_KEYS)
+
+
+@pytest.fixture(scope="module")
+def sysctl_d(host):
+    """The collection's sysctl.d file: {'mode': .., 'text': ..}."""
+    f = host.file(PERSIST)
+    return {"mode": f.mode, "text": f.content_string}
+
+
+@pytest.fixture(scope="module")
+def pristine_snapshot(host):
+    """The snapshot prepare.yml saved on the node before anything was tuned."""
+    return json.loads(host.file("/root/hpcnet-snapshot-pristine.json").content_string)
 
 
 def rings(host, ifname):
@@ -55,15 +102,14 @@ def pristine(host):
 
 
 @pytest.mark.parametrize("key, value", sorted(MPI.items()))
-def test_every_mpi_sysctl_is_set_in_the_kernel(host, key, value):
-    assert kernel(host, key) == value
+def test_every_mpi_sysctl_is_set_in_the_kernel(sysctl_now, key, value):
+    assert sysctl_now.get(key) == value
 
 
 @pytest.mark.parametrize("key, value", sorted(MPI.items()))
-def test_every_mpi_sysctl_is_persisted(host, key, value):
-    f = host.file("/etc/sysctl.d/90-hpcnet-rdma.conf")
-    assert f.mode == 0o644
-    assert "%s = %s\n" % (key, value) in f.content_string
+def test_every_mpi_sysctl_is_persisted(sysctl_d, key, value):
+    assert sysctl_d["mode"] == 0o644
+    assert "%s = %s\n" % (key, value) in sysctl_d["text"]
 
 
 def test_data0_mtu_and_rings(host):

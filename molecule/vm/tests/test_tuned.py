@@ -6,6 +6,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # pylint: disable=wrong-import-position,unused-import
 from checks_tuned import (  # noqa: E402,F401
+    sysctl_d,
+    sysctl_now,
     test_data0_mtu_and_rings,
     test_data1_e1000e_mtu_rings_and_coalescing,
     test_every_mpi_sysctl_is_persisted,

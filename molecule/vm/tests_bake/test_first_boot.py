@@ -11,7 +11,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
 # pylint: disable=wrong-import-position,unused-import
-from checks_tuned import MPI, assert_boot_unit_ran  # noqa: E402
+from checks_tuned import MPI, assert_boot_unit_ran, sysctl_now  # noqa: E402,F401
 from checks_irq_qos import (  # noqa: E402,F401
     test_boot_applier_reapplied_the_masks,
     test_irqbalance_skips_exactly_our_irqs,
@@ -29,8 +29,8 @@ DATA_ID_PATH = "pci-0000:00:10.0"     # lab/lablib/vmrun.py DATA_ID_PATH; ../var
 
 
 @pytest.mark.parametrize("key, value", sorted(MPI.items()))
-def test_sysctls_came_from_the_baked_sysctl_d(host, key, value):
-    assert host.file("/proc/sys/" + key.replace(".", "/")).content_string.split() == value.split()
+def test_sysctls_came_from_the_baked_sysctl_d(sysctl_now, key, value):
+    assert sysctl_now.get(key) == " ".join(value.split())
 
 
 def test_data0_took_mtu_and_rings_from_the_baked_link_file_by_its_slot(host):

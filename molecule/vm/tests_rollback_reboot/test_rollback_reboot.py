@@ -18,6 +18,7 @@ from checks_irq_qos import (  # noqa: E402,F401
     test_roce_qos_is_gone,
 )
 from checks_stack import test_stack_is_gone  # noqa: E402,F401
+from checks_tuned import pristine_snapshot, sysctl_now  # noqa: E402,F401
 
 
 def test_udev_applied_the_image_link_file_to_data0(host):
