@@ -62,7 +62,7 @@ def lab_containers() -> List[str]:
 
 
 def timed(argv: List[str], use_hyperfine: bool) -> Dict[str, Any]:
-    """Run argv once; wall seconds, max RSS (KiB) and the PLAY RECAP's changed/failed counts."""
+    """Run argv once; wall seconds, max RSS (KiB) and the PLAY RECAP's changed/failed/ok counts."""
     with tempfile.TemporaryDirectory() as tmp:
         log = os.path.join(tmp, "out.log")
         if use_hyperfine:
@@ -84,6 +84,7 @@ def timed(argv: List[str], use_hyperfine: bool) -> Dict[str, Any]:
     changed = sum(int(x) for x in _recap(text, "changed"))
     failed = sum(int(x) for x in _recap(text, "failed")) + sum(int(x) for x in _recap(text, "unreachable"))
     return {"seconds": seconds, "max_rss_kib": rss, "rc": proc.returncode, "changed": changed, "failed": failed,
+            "ok": sum(int(x) for x in _recap(text, "ok")),
             "tail": text[-600:] if proc.returncode else ""}
 
 

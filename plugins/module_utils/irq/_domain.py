@@ -65,6 +65,9 @@ GENERIC_IRQ_NAMING = (
      r"^virtio\d+-(?:config|control)$", r"^{if}$"],
 )
 _COMPILED = {}  # type: Dict[Any, Any]
+_DIGITS = re.compile(r"^[0-9]+$")
+_CPU = re.compile(r"^CPU\d+$")
+_INDEX = "irq_numbers"   # irq_number's index in host.tool_facts
 # The metrics collector (roles/rdma_metrics/files/hpcnet-rdma-metrics.py, which runs alone on the node) keeps a copy
 # of IRQ_NAMING and GENERIC_IRQ_NAMING; tests/unit/roles/rdma_metrics/test_collector.py fails when they differ.
 
@@ -130,18 +133,18 @@ def parse_interrupts(text: str) -> Dict[int, Dict[str, Any]]:
         raise _parse_error("/proc/interrupts: expected text, got %s" % type(text).__name__)
     lines = text.splitlines()
     header = lines[0].split() if lines else []
-    if not header or not all(re.match(r"^CPU\d+$", h) for h in header):
+    if not header or not all(_CPU.match(h) for h in header):
         raise _parse_error("/proc/interrupts: no CPU header line (got %r)" % (lines[0][:80] if lines else ""))
     ncpu = len(header)
     out = {}  # type: Dict[int, Dict[str, Any]]
     for line in lines[1:]:
         head, _sep, rest = line.partition(":")
-        if not re.match(r"^[0-9]+$", head.strip()):
+        if not _DIGITS.match(head.strip()):
             continue
         fields = rest.split()
         counts = []  # type: List[int]
         for x in fields[:ncpu]:
-            if not re.match(r"^[0-9]+$", x):
+            if not _DIGITS.match(x):
                 break
             counts.append(int(x))
         if not counts:
@@ -254,9 +257,26 @@ def nic_driver(host: Any, ifname: str) -> Optional[str]:
 
 
 def irq_number(host: Any, name: str) -> int:
+    """The number of the IRQ named ``name`` now (the first such line of /proc/interrupts).
+
+    /proc/interrupts is parsed once per call into a name -> number index (kept in the host's
+    ``tool_facts``, which lives as long as the call), not once per IRQ: a node with 512 queue IRQs
+    and 256 CPUs made the tuning call read and parse that file ~1,500 times.  An indexed number is
+    used only while /proc/irq/N/NAME - the directory the kernel makes for each named handler of IRQ
+    N - says IRQ N still carries that name; otherwise (numbers changed by a driver reload or an
+    ``ethtool -L``, a handler without that directory) the file is read and indexed again."""
+    facts = getattr(host, "tool_facts", None)
+    index = facts.get(_INDEX) if facts is not None else None
+    if index is not None and name in index and name not in ("", ".", "..") and "/" not in name \
+            and host.exists("/proc/irq/%d/%s" % (index[name], name)):
+        return index[name]
+    index = {}
     for irq, info in parse_interrupts(host.read(INTERRUPTS) or "").items():
-        if info["name"] == name:
-            return irq
+        index.setdefault(info["name"], irq)
+    if facts is not None:
+        facts[_INDEX] = index
+    if name in index:
+        return index[name]
     raise LookupError("IRQ %s is not in /proc/interrupts (driver not loaded or device gone)" % name)
 
 
@@ -388,6 +408,7 @@ class BootHost(object):
 
     def __init__(self, root: str = "/") -> None:
         self.root = root
+        self.tool_facts = {}  # type: Dict[str, Any]
 
     def p(self, path: str) -> str:
         import os
