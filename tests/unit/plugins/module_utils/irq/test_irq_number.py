@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _irq
+from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
 
 HEADER = "            CPU0       CPU1       CPU2       CPU3\n"
 
