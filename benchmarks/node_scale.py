@@ -72,7 +72,7 @@ def build_node(root: str, nics: int, queues: int, cpus: int = 256) -> FakeNode:
     half = cpus // 2
     local = ("0-%d" % (half - 1), "%d-%d" % (half, cpus - 1))
     lines = ["     " + "".join("%-11s" % ("CPU%d" % c) for c in range(cpus))]
-    counts = "".join("%10d " % 0 for _ in range(cpus))
+    counts = "".join("%10d " % 0 for _cpu in range(cpus))
     for k in range(nics):
         ifname, pci = nic_name(k), pci_of(k)
         node.add_nic(FakeNic(ifname, "mlx5_core", max_mtu=9978,
@@ -136,7 +136,7 @@ def timed(node: FakeNode, nics: int) -> Tuple[float, float, Dict[str, Any]]:
 def measure(nics: int, queues: int, cpus: int, repeat: int) -> Dict[str, Any]:
     """Converge and no-change rerun at one size, best of ``repeat`` fresh nodes (CPU and wall seconds)."""
     best: Dict[str, Any] = {}
-    for _ in range(repeat):
+    for _round in range(repeat):
         tmp = tempfile.mkdtemp(prefix="node-scale-")
         try:
             node = build_node(os.path.join(tmp, "root"), nics, queues, cpus)

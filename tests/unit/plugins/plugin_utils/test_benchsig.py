@@ -43,14 +43,14 @@ def test_verdict(interval, higher, verdict):
 def runs(rng, n, shift=0.0):
     """Latency-like samples: a lognormal body with a heavy tail."""
     return [rng.lognormvariate(2.0, 0.4) + shift + (rng.expovariate(0.02) if rng.random() < 0.02 else 0.0)
-            for _ in range(n)]
+            for _i in range(n)]
 
 
 @pytest.mark.parametrize("key", ["mean", "p50", "p90", "p99"])
 def test_same_distribution_is_no_significant_change_at_least_95_percent(key):
     rng = random.Random(29)
     trials, calls = 150, 0
-    for _ in range(trials):
+    for _trial in range(trials):
         a, b = bs.summarize(runs(rng, 800)), bs.summarize(runs(rng, 800))
         calls += sig.compare_figure(a, b, key, False)["verdict"] != "no significant change"
     assert calls / float(trials) <= 0.05, (key, calls)
