@@ -36,7 +36,9 @@ NODE_PREFIX = "hpcnet-lab-node"
 RECIPE = {
     "suite": "bookworm",
     "variant": "minbase",
-    "include": ["python3", "iproute2", "ethtool", "procps", "kmod", "systemd", "iputils-ping", "sudo"],
+    "include": ["python3", "iproute2", "ethtool", "procps", "kmod", "systemd", "iputils-ping", "sudo",
+                # a real Slurm for the health scenario (molecule/health): controller, node daemon, munge
+                "munge", "slurmctld", "slurmd", "slurm-client"],
     "cleanup": ["var/cache/apt/archives/*.deb", "var/lib/apt/lists/*"],
     "changes": ['CMD ["/bin/sleep", "infinity"]'],
     "format": 1,
@@ -48,7 +50,8 @@ RECIPE = {
 RDMA_STACK = ["rdma-core", "ibverbs-utils", "rdmacm-utils", "infiniband-diags", "perftest"]
 # A Debian cloud kernel package too, as an image bake has one: rdma_stack checks module names against
 # its modules tree (a container's running kernel is the host's, with no tree inside).
-RDMA_IMAGE = dict(RECIPE, cleanup=[], apt_cache=RDMA_STACK, kernel="linux-image-cloud-amd64")
+RDMA_IMAGE = dict(RECIPE, cleanup=[], apt_cache=RDMA_STACK, kernel="linux-image-cloud-amd64",
+                  include=[p for p in RECIPE["include"] if p not in ("munge", "slurmctld", "slurmd", "slurm-client")])
 RECIPES = {
     "default": RECIPE,
     "rdma-bookworm": dict(RDMA_IMAGE, suite="bookworm"),
@@ -195,6 +198,9 @@ def build_rootfs_tarball(tarball: Path, name: str = "default") -> None:
     recipe = RECIPES[name]
     mirror = debian.debian_mirror(recipe["suite"], LOG)
     with debian.scratch_dir("rootfs-", LOG) as rootfs:
+        # the image's / is 0755 like any root: mkdtemp's 0700 keeps a package's own user (munge's
+        # postinst runs mungekey as munge) from reaching /bin/sh inside the chroot
+        rootfs.chmod(0o755)
         debian.debootstrap(rootfs, recipe, mirror, LOG)
         if recipe.get("kernel"):
             install_kernel(rootfs, recipe["kernel"])

@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional
 
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _manifest
 from ansible_collections.hpcnet.rdma.plugins.modules.fabric_verify_info import ARGUMENT_SPEC
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings, _findings_report
 
@@ -74,7 +75,10 @@ class ActionModule(ActionBase):
         now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         report = _findings_report.build(found, hosts, args["families"], args["fail_on"], now)
         files = write_reports(args["report_dir"], report, args["formats"]) if args["report_dir"] else {}
-        result.update(findings=found, gate=report["gate"], reports=files, hosts=hosts, families=args["families"],
+        # the fleet manifest (issue 27): the majority of each attribute, the odd hosts named; rdma_health puts it on the nodes
+        manifest = _manifest.learn(dict((h, _manifest.attributes(nodes[h]["info"])) for h in hosts if _findings.usable(nodes.get(h))),
+                                   hosts)
+        result.update(findings=found, gate=report["gate"], reports=files, hosts=hosts, families=args["families"], manifest=manifest,
                       schema=_findings_report.SCHEMA, generated_at=now,
                       msg=_findings_report.summary_line(report))
         return result

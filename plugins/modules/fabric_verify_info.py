@@ -133,6 +133,16 @@ findings:
             "title": "data-interface MTU differs: vm2 has 1500; the majority (1 of 2 hosts (a tie, broken by the recorded profile)) has 9000",
             "evidence": [{"node": "vm2", "what": "data-interface MTU", "value": 1500, "source": "/sys/class/net/data0/mtu"}],
             "fix": "set the same MTU on every data interface ...", "majority": {"value": 9000, "hosts": 1, "of": 2, "tie": true}}]
+manifest:
+  description:
+    - With O(stage=compare), the fleet manifest - per attribute (data-interface C(mtu) and C(driver), C(rdma_devices),
+      C(rdma_drivers), C(firmware), C(kernel), C(rdma_core)) the value most hosts have, how many hold it (C(hosts) of C(of)),
+      whether it was a C(tie) (the first host in play order wins) and the C(odd) hosts with their value.
+    - The role C(hpcnet.rdma.rdma_health) writes it to every node; the node check reports a node that differs.
+  returned: when O(stage=compare)
+  type: dict
+  version_added: 0.3.0
+  sample: {"schema": 1, "hosts": ["vm1", "vm2"], "items": {"mtu": {"value": 9000, "hosts": 2, "of": 2, "tie": false, "odd": {}}}}
 gate:
   description: C(failed) when a finding reaches O(fail_on); the counts per severity, the worst one, and the findings that reached it.
   returned: when O(stage=compare)

@@ -321,6 +321,9 @@ class QosNode(FakeNode):
         return "\n".join(lines) + "\n"
 
     def _ibv_devinfo(self, args: List[str]) -> Tuple[int, str, str]:
+        if args == ["-v"]:   # every device (what fabric_info runs), the same fields as -d prints
+            blocks = [self._ibv_devinfo(["-d", name])[1] for name in sorted(self.rdma)]
+            return 0, "".join(blocks), ""
         dev = self.rdma.get(args[1])
         if dev is None:
             return 255, "", "Failed to get IB devices list: Unknown error -38 (simulated)\n"

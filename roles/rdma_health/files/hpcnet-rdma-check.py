@@ -1,0 +1,166 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""hpcnet-rdma-check: the node's RDMA fabric health, for Slurm's HealthCheckProgram and prolog (python3 stdlib).
+
+Installed by the role hpcnet.rdma.rdma_health with the collection's own readers: the module_utils files
+the check imports are copied, with their package path, under LIB (ansible_collections/hpcnet/rdma/
+plugins/module_utils/...), so this reads the node through the same code as fabric_info and verify_info.
+
+  hpcnet-rdma-check                     exit 0 when healthy; else exit 1 and one line
+                                        "ERROR: hpcnet-rdma: <code> <summary>" (the NHC convention)
+  hpcnet-rdma-check --json              every finding {code, severity, evidence, fix}, the stages' times
+  hpcnet-rdma-check --budget 2          seconds to read the node in (default: the config's, else 2); what
+                                        the budget left unread is the finding budget.exceeded, never a hang
+  hpcnet-rdma-check --slurm             also drain this node in Slurm (Reason=hpcnet-rdma:<code> <summary>)
+                                        or resume it when it passes and the reason is ours
+Options come from CONFIG (JSON, written by the role); the fleet manifest from MANIFEST; the previous run's
+counters from STATE (under /run: a reboot starts a new baseline).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+LIB = os.environ.get("HPCNET_RDMA_LIB", "/usr/lib/hpcnet-rdma/lib")
+CONFIG = "/etc/hpcnet-rdma/health.json"
+MANIFEST = "/etc/hpcnet-rdma/manifest.json"
+STATE = "/run/hpcnet-rdma/health-state.json"
+SBIN = ("/usr/local/sbin", "/usr/sbin", "/sbin")
+
+
+def make_runner(deadline):
+    """argv-only commands with LC_ALL=C, each given what is left of the budget (a slow tool is cut off)."""
+    def run(argv):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return 124, "", "%s not run: the time budget is spent" % argv[0]
+        env = dict(os.environ, LC_ALL="C", LANG="C")
+        try:
+            res = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=left,
+                                 universal_newlines=True, check=False)
+        except subprocess.TimeoutExpired:
+            return 124, "", "%s timed out after %.2fs (the time budget)" % (argv[0], left)
+        except OSError as e:
+            return 127, "", "%s: %s" % (argv[0], e)
+        return res.returncode, res.stdout, res.stderr
+    return run
+
+
+def bin_path(name):
+    path = os.environ.get("PATH", "/usr/bin:/bin") + ":" + ":".join(SBIN)
+    return shutil.which(name, path=path)
+
+
+def load_json(host, path):
+    try:
+        data = host.read_json(path)
+    except Exception as e:  # noqa: BLE001 - an unreadable file is reported, the check goes on
+        return None, "%s: %s" % (path, e)
+    return data, None
+
+
+def node_name(explicit):
+    return explicit or os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
+
+
+def slurm(host, health, slurm_mod, name):
+    """Read the node in Slurm, apply the drain/resume rule; returns what was done."""
+    try:
+        node = slurm_mod.SCONTROL.call(host, "show_node", node=name)
+    except Exception as e:  # noqa: BLE001 - no Slurm answer: nothing changed, said so
+        return {"action": "none", "why": "scontrol show node %s failed: %s" % (name, e)}
+    decision = slurm_mod.decide(node, health["verdict"]["reason"])
+    if decision["action"] == "drain":
+        rc, _out, err = slurm_mod.SCONTROL.run(host, "drain", node=name, reason=decision["reason"])
+    elif decision["action"] == "resume":
+        rc, _out, err = slurm_mod.SCONTROL.run(host, "resume", node=name)
+    else:
+        return decision
+    if rc != 0:
+        decision["error"] = " ".join(err.split())[-300:]
+    return decision
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="hpcnet-rdma-check", description=__doc__.split("\n")[0])
+    ap.add_argument("--json", action="store_true", help="print every finding as JSON")
+    ap.add_argument("--budget", type=float, help="seconds to read the node in (default: config, else 2)")
+    ap.add_argument("--slurm", action="store_true", help="drain/resume this node in Slurm")
+    ap.add_argument("--node", help="the Slurm node name (default: SLURMD_NODENAME, else the short host name)")
+    ap.add_argument("--config", default=CONFIG)
+    ap.add_argument("--manifest", default=MANIFEST)
+    ap.add_argument("--state", default=STATE)
+    ap.add_argument("--root", default="/", help="prefix of every node path (tests)")
+    args = ap.parse_args(argv)
+
+    # compiled bytecode goes under /run with the counters, never into LIB: LIB holds only the files the role
+    # wrote (rollback removes them and their directories)
+    if hasattr(sys, "pycache_prefix"):
+        sys.pycache_prefix = os.path.join(args.root, os.path.dirname(args.state).lstrip("/"), "pycache")
+    else:
+        sys.dont_write_bytecode = True
+    if LIB not in sys.path:
+        sys.path.insert(0, LIB)
+    from ansible_collections.hpcnet.rdma.plugins.module_utils import _health, _slurm
+    from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+
+    started = time.monotonic()
+    probe = Host(root=args.root)
+    config, config_error = load_json(probe, args.config)
+    opts = dict((k, v) for k, v in (config or {}).items() if k in _health.DEFAULTS)
+    if args.budget is not None:
+        opts["budget"] = args.budget
+    budget = float(opts.get("budget", _health.DEFAULTS["budget"]))
+    if not 0 < budget <= 60:
+        print("ERROR: %s: usage --budget %r is outside 0..60 seconds" % (_health.PREFIX, budget))
+        return 2
+    deadline = started + budget
+    host = Host(root=args.root, runner=make_runner(deadline), bin_path=bin_path)
+
+    # The last resort against a read that never returns (a wedged device's sysfs file): past twice the
+    # budget the check stops and says so - a warning, since a stuck read proves nothing about the fabric.
+    def watchdog(_sig, _frame):
+        print("WARNING: %s: budget.exceeded the check did not finish in %.1fs (2 x budget)" % (_health.PREFIX, 2 * budget))
+        os._exit(0)
+    signal.signal(signal.SIGALRM, watchdog)
+    signal.setitimer(signal.ITIMER_REAL, 2 * budget + 0.5)
+
+    manifest, manifest_error = load_json(host, args.manifest)
+    before, _state_error = load_json(host, args.state)
+    result = _health.run(host, opts, manifest if isinstance(manifest, dict) else None,
+                         before if isinstance(before, dict) else None)
+    for what, error in (("config", config_error), ("manifest", manifest_error)):
+        if error:
+            result["findings"].append(_health.finding("read.failed", error, stage=what))
+    if result["state"] is not None:
+        try:
+            host.write_file(args.state, {"content": json.dumps(result["state"], sort_keys=True), "mode": "0600"})
+        except Exception as e:  # noqa: BLE001 - the next run then judges against an older state, or none
+            result["findings"].append(_health.finding("read.failed", "cannot keep the counters in %s: %s" % (args.state, e),
+                                                      stage="state"))
+    done = {}
+    if args.slurm:
+        done = slurm(host, result, _slurm, node_name(args.node))
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    verdict = result["verdict"]
+    if args.json:
+        facts = result["facts"]
+        print(json.dumps({"rc": verdict["rc"], "line": verdict["line"], "findings": result["findings"],
+                          "stages": facts.get("stages"), "skipped": facts.get("skipped"),
+                          "elapsed": round(time.monotonic() - started, 4), "slurm": done or None}, indent=1, sort_keys=True))
+    elif verdict["line"]:
+        print(verdict["line"])
+    return verdict["rc"]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

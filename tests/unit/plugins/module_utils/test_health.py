@@ -1,0 +1,312 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The node health check (issue 27): the pure judges as tables, then the whole check read through the
+shared readers on the SIMULATED node of fake_qos.py (soft-RoCE on data0), run twice so the counters
+are judged against the previous run."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from ansible_collections.hpcnet.rdma.plugins.module_utils import _health, _manifest
+from ansible_collections.hpcnet.rdma.plugins.modules import sysctl_tuning
+
+from ...conftest import FakeModule, FakeNic
+from ...fake_qos import FakeRdma, QosNode
+
+
+def codes(found):
+    return [(f["code"], f["severity"]) for f in found]
+
+
+# ---------------------------------------------------------------------- judges
+FABRIC_OK = {
+    "devices": {"rxe0": {"driver": "rdma_rxe", "fw_ver": None, "ports": {1: {
+        "state": "ACTIVE", "phys_state": "LINK_UP", "active_mtu": 1024, "link_layer": "Ethernet", "netdevs": ["data0"],
+        "gids": [{"index": 0, "type": "RoCE v2"}, {"index": 1, "type": "RoCE v2"}, {"index": 2, "type": "IB/RoCE v1"}]}}}},
+    "netdevs": {"data0": {"mtu": 1500, "operstate": "up", "driver": None, "counters": {}}},
+}
+
+
+def fabric(**changes):
+    import copy
+    f = copy.deepcopy(FABRIC_OK)
+    port = f["devices"]["rxe0"]["ports"][1]
+    for k, v in changes.items():
+        if k in ("mtu", "operstate"):
+            f["netdevs"]["data0"][k] = v
+        else:
+            port[k] = v
+    return f
+
+
+@pytest.mark.parametrize("fab, gid, expected", [
+    (fabric(), None, []),
+    (fabric(), 1, []),
+    (fabric(operstate="down"), None, [("link.down", "drain")]),
+    (fabric(operstate="unknown"), None, []),                       # a veth without carrier info is not down
+    (fabric(state="DOWN", phys_state="DISABLED"), None, [("port.down", "drain")]),
+    (fabric(mtu=512), None, [("port.mtu", "drain")]),
+    (fabric(active_mtu=None), None, []),                           # no ibv_devinfo: nothing to compare
+    (fabric(), 2, [("gid.missing", "drain")]),                     # RoCE v1 entry
+    (fabric(), 7, [("gid.missing", "drain")]),                     # absent
+])
+def test_judge_links(fab, gid, expected):
+    assert codes(_health.judge_links(fab, ["data0"], gid)) == expected
+
+
+S0 = {"time": 100.0, "netdevs": {"data0": {"carrier_changes": 2, "counters": {"rx_errors": 0, "rx_dropped": 5}}},
+      "ports": {"rxe0/1": {"link_downed": 0, "symbol_error": 0}}}
+
+
+def later(**kw):
+    import copy
+    s = copy.deepcopy(S0)
+    s["time"] = 160.0
+    for k, v in kw.items():
+        if k == "carrier":
+            s["netdevs"]["data0"]["carrier_changes"] = v
+        elif k in ("rx_errors", "rx_dropped"):
+            s["netdevs"]["data0"]["counters"][k] = v
+        else:
+            s["ports"]["rxe0/1"][k] = v
+    return s
+
+
+@pytest.mark.parametrize("now, before, flap_max, expected", [
+    (S0, None, 0, [("counters.baseline", "info")]),
+    (later(), S0, 0, []),
+    (later(carrier=4), S0, 0, [("link.flap", "drain")]),
+    (later(carrier=4), S0, 2, []),                                  # within the allowed flaps
+    (later(carrier=0), S0, 0, []),                                  # went down = reset (reboot, driver reload)
+    (later(rx_errors=3), S0, 0, [("counters.errors", "warn")]),
+    (later(rx_dropped=4), S0, 0, []),
+    (later(link_downed=1), S0, 0, [("link.flap", "drain")]),
+    (later(symbol_error=9), S0, 0, [("counters.errors", "warn")]),
+])
+def test_judge_counters(now, before, flap_max, expected):
+    found = _health.judge_counters(now, before, flap_max)
+    assert codes(found) == expected
+    if expected and expected[0][0] == "link.flap":
+        assert "since the last check 60s ago" in found[0]["evidence"]
+
+
+def limits(kib, value):
+    return {"group": "rdma", "soft": {"kib": kib, "value": value, "source": "/etc/security/limits.d/rdma.conf:1", "domain": "@rdma"},
+            "hard": {"kib": kib, "value": value, "source": "/etc/security/limits.d/rdma.conf:1", "domain": "@rdma"}}
+
+
+@pytest.mark.parametrize("memlock, required, expected", [
+    (limits(-1, "unlimited"), -1, []),
+    (limits(65536, "65536"), -1, [("memlock.low", "drain")]),
+    (limits(65536, "65536"), 65536, []),
+    (limits(1024, "1024"), 65536, [("memlock.low", "drain")]),
+    (limits(-1, "unlimited"), 65536, []),
+    ({"group": "rdma", "soft": None, "hard": None}, -1, [("memlock.low", "drain")]),
+    ({"group": "rdma", "soft": None, "hard": None}, None, []),     # not checked
+])
+def test_judge_memlock(memlock, required, expected):
+    assert codes(_health.judge_memlock(memlock, required)) == expected
+
+
+@pytest.mark.parametrize("values, fleet, expected", [
+    ({"net.ipv4.neigh.default.gc_thresh2": "512", "net.ipv4.neigh.default.gc_thresh3": "1024"}, 0, []),
+    ({"net.ipv4.neigh.default.gc_thresh2": "512", "net.ipv4.neigh.default.gc_thresh3": "1024"}, 256, []),
+    ({"net.ipv4.neigh.default.gc_thresh2": "512", "net.ipv4.neigh.default.gc_thresh3": "1024"}, 513, [("neigh.gc_thresh", "warn")] * 2),
+    ({"net.ipv4.neigh.default.gc_thresh2": "4096", "net.ipv4.neigh.default.gc_thresh3": "1024"}, 600, [("neigh.gc_thresh", "warn")]),
+    ({"net.ipv4.neigh.default.gc_thresh2": None, "net.ipv4.neigh.default.gc_thresh3": None}, 600, []),
+])
+def test_judge_neigh(values, fleet, expected):
+    assert codes(_health.judge_neigh(values, fleet)) == expected
+
+
+def link(cs, ms, cw, mw):
+    return {"current_link_speed": cs, "max_link_speed": ms, "current_link_width": cw, "max_link_width": mw, "path": "p"}
+
+
+@pytest.mark.parametrize("pcie, expected", [
+    ({"mlx5_0": link("16.0 GT/s PCIe", "16.0 GT/s PCIe", "16", "16")}, []),
+    ({"mlx5_0": link("8.0 GT/s PCIe", "16.0 GT/s PCIe", "16", "16")}, [("pcie.speed", "warn")]),
+    ({"mlx5_0": link("16.0 GT/s PCIe", "16.0 GT/s PCIe", "8", "16")}, [("pcie.width", "drain")]),
+    ({"mlx5_0": link("2.5 GT/s PCIe", "16.0 GT/s PCIe", "4", "16")}, [("pcie.width", "drain"), ("pcie.speed", "warn")]),
+    ({"mlx5_0": link("Unknown", "16.0 GT/s PCIe", "0", "16")}, []),   # link down: no training state to judge
+    ({}, []),
+])
+def test_judge_pcie(pcie, expected):
+    assert codes(_health.judge_pcie(pcie)) == expected
+
+
+@pytest.mark.parametrize("gpus, rdma, modules, expected", [
+    (0, 1, [], []), (8, 0, [], []), (8, 2, ["nvidia_peermem"], []), (8, 2, ["ib_core"], [("gpu.peermem", "drain")]),
+])
+def test_judge_gpu(gpus, rdma, modules, expected):
+    assert codes(_health.judge_gpu(gpus, rdma, modules)) == expected
+
+
+@pytest.mark.parametrize("drift, expected", [
+    (None, []),
+    ({"drift": [], "interrupted": []}, []),
+    ({"failed": True, "msg": "untrusted"}, [("drift.unreadable", "warn")]),
+    ({"drift": [{"key": "sysctl:net.ipv4.tcp_sack", "applied": "0", "current": "1"}], "interrupted": []},
+     [("drift.key", "drain")]),
+    ({"drift": [{"key": "nic:data0:mtu", "applied": 9000, "error": "no such device"}],
+      "interrupted": [{"id": 3, "module": "nic_tuning", "time": "t"}]}, [("drift.key", "drain"), ("drift.interrupted", "warn")]),
+])
+def test_judge_drift(drift, expected):
+    assert codes(_health.judge_drift(drift)) == expected
+
+
+# ---------------------------------------------------------------------- manifest
+ATTRS = {"n1": {"mtu": 9000, "driver": "mlx5_core", "kernel": "6.1.0-28-amd64", "firmware": "28.39.1002"},
+         "n2": {"mtu": 9000, "driver": "mlx5_core", "kernel": "6.1.0-28-amd64", "firmware": "28.39.1002"},
+         "n3": {"mtu": 1500, "driver": "mlx5_core", "kernel": "6.1.0-27-amd64", "firmware": "28.39.1002"}}
+
+
+def test_manifest_is_the_majority_with_the_odd_hosts_named():
+    m = _manifest.learn(ATTRS, ["n1", "n2", "n3"])
+    assert m["items"]["mtu"] == {"value": 9000, "hosts": 2, "of": 3, "tie": False, "odd": {"n3": 1500}}
+    assert m["items"]["driver"]["odd"] == {}
+    assert "rdma_core" not in m["items"]                     # no host has it: not in the manifest
+    assert m["hosts"] == ["n1", "n2", "n3"]
+
+
+def test_a_tie_goes_to_the_first_host_and_says_so():
+    m = _manifest.learn({"a": {"mtu": 1500}, "b": {"mtu": 9000}}, ["b", "a"])
+    assert m["items"]["mtu"]["value"] == 9000 and m["items"]["mtu"]["tie"] is True
+
+
+@pytest.mark.parametrize("host, expected", [("n1", []), ("n3", ["kernel", "mtu"])])
+def test_the_odd_node_is_a_drain_finding_with_the_majority_as_evidence(host, expected):
+    m = _manifest.learn(ATTRS, ["n1", "n2", "n3"])
+    found = _health.judge_manifest(ATTRS[host], m)
+    assert [f["item"] for f in found] == expected
+    assert all(f["severity"] == "drain" and f["code"] == "manifest.differs" for f in found)
+    if found:
+        assert found[1]["majority"] == 9000 and "the fleet's majority (2 of 3 hosts) has 9000" in found[1]["evidence"]
+
+
+def test_no_manifest_is_information_only():
+    assert codes(_health.judge_manifest({}, None)) == [("manifest.missing", "info")]
+
+
+# ---------------------------------------------------------------------- verdict
+@pytest.mark.parametrize("found, rc, line", [
+    ([], 0, None),
+    ([_health.finding("counters.baseline", "first")], 0, None),
+    ([_health.finding("port.mtu", "rxe0 port 1 active MTU 1024 is above data0's MTU 512")], 1,
+     "ERROR: hpcnet-rdma: port.mtu rxe0 port 1 active MTU 1024 is above data0's MTU 512"),
+    ([_health.finding("link.down", "data0 operstate is down"), _health.finding("memlock.low", "x")], 1,
+     "ERROR: hpcnet-rdma: link.down data0 operstate is down (+1 more)"),
+])
+def test_verdict_follows_nhc(found, rc, line):
+    v = _health.verdict(found)
+    assert (v["rc"], v["line"]) == (rc, line)
+    if line:
+        assert v["reason"] == line[len("ERROR: "):].replace("hpcnet-rdma: ", "hpcnet-rdma:", 1)
+
+
+def test_every_code_has_a_known_severity_and_a_fix_or_says_why_not():
+    for code, (severity, meaning, fix) in _health.CODES.items():
+        assert severity in _health.SEVERITIES and meaning
+        assert fix or code in ("counters.baseline", "manifest.differs", "read.failed"), code
+
+
+# ---------------------------------------------------------------------- the whole check on a simulated node
+def lab(tmp_path):
+    n = QosNode(str(tmp_path / "root"))
+    os.makedirs(n.root)
+    n.add_nic(FakeNic("data0", "virtio_net", mtu=1500, mac="52:54:00:00:00:09"))
+    n.add_rdma(FakeRdma("rxe0", "data0", active_mtu=1024))
+    n.write("/sys/class/net/data0/operstate", "up\n")
+    n.write("/sys/class/net/data0/carrier_changes", "2\n")
+    n.write("/sys/class/net/data0/statistics/rx_errors", "0\n")
+    n.write("/sys/class/infiniband/rxe0/ports/1/counters/link_downed", "0\n")
+    n.write("/sys/class/infiniband/rxe0/ports/1/counters/port_rcv_packets", "5\n")   # not trouble: not kept
+    n.write("/sys/module/ib_core/parameters/netns_mode", "Y\n")
+    n.write("/etc/security/limits.d/rdma.conf", "@rdma - memlock unlimited\n")
+    n.sysctl("net.ipv4.neigh.default.gc_thresh2", "512")
+    n.sysctl("net.ipv4.neigh.default.gc_thresh3", "1024")
+    n.sysctl("kernel.osrelease", "6.1.0-28-amd64")
+    n.sysctl("net.ipv4.tcp_sack", "1")
+    return n
+
+
+OPTS = {"journal_dir": "/var/lib/hpcnet-rdma", "fleet_size": 64, "tools": ["ibv_devinfo"]}
+
+
+def check(n, before=None, manifest=None, **opts):
+    o = dict(OPTS)
+    o.update(opts)
+    return _health.run(n.host(), o, manifest, before)
+
+
+def test_a_clean_node_passes_and_keeps_its_counters(tmp_path):
+    n = lab(tmp_path)
+    first = check(n)
+    assert codes(first["findings"]) == [("counters.baseline", "info"), ("manifest.missing", "info")]
+    assert first["verdict"]["rc"] == 0
+    assert first["facts"]["data_interfaces"] == ["data0"]
+    assert first["state"]["netdevs"]["data0"] == {"carrier_changes": 2, "counters": {"rx_errors": 0}}
+    assert first["state"]["ports"] == {"rxe0/1": {"link_downed": 0}}
+    assert set(first["facts"]["stages"]) == {"fabric", "drift", "limits", "hardware"}
+    second = check(n, before=first["state"])
+    assert codes(second["findings"]) == [("manifest.missing", "info")]
+
+
+def test_faults_on_the_node_are_the_expected_codes(tmp_path):
+    n = lab(tmp_path)
+    base = check(n)["state"]
+    n.write("/sys/class/net/data0/mtu", "512\n")                       # below the RDMA active MTU
+    n.write("/sys/class/net/data0/carrier_changes", "4\n")             # one flap
+    n.write("/etc/security/limits.d/rdma.conf", "@rdma - memlock 65536\n")
+    n.sysctl("net.ipv4.neigh.default.gc_thresh3", "100")
+    n.write("/etc/nccl.conf", "NCCL_IB_GID_INDEX=3\n")
+    n.write("/sys/class/infiniband/rxe0/device/max_link_width", "16\n")
+    n.write("/sys/class/infiniband/rxe0/device/current_link_width", "8\n")
+    out = check(n, before=base)
+    assert sorted(codes(out["findings"])) == sorted(
+        [("gid.missing", "drain"), ("link.flap", "drain"), ("memlock.low", "drain"), ("pcie.width", "drain"),
+         ("port.mtu", "drain"), ("neigh.gc_thresh", "warn"), ("manifest.missing", "info")])
+    severities = [f["severity"] for f in out["findings"]]
+    assert severities == sorted(severities, key=_health.SEVERITIES.index)
+    assert out["verdict"]["rc"] == 1 and out["verdict"]["line"].startswith("ERROR: hpcnet-rdma: gid.missing ")
+
+
+def test_drift_from_the_journal_is_read_by_tuning_states_code(tmp_path):
+    n = lab(tmp_path)
+    sysctl_tuning.run(FakeModule(sysctl_tuning.ARGUMENT_SPEC, {"sysctls": {"net.ipv4.tcp_sack": "0"}, "context": "host"}),
+                      n.host())
+    assert codes(check(n)["findings"])[:1] == [("counters.baseline", "info")]
+    n.sysctl("net.ipv4.tcp_sack", "1")                                  # behind the journal's back
+    found = check(n)["findings"]
+    assert codes(found)[0] == ("drift.key", "drain")
+    assert found[0]["key"] == "sysctl:net.ipv4.tcp_sack" and "is 1, the collection set 0" in found[0]["evidence"]
+
+
+def test_the_manifest_is_judged_on_the_attributes_the_controller_learns_from(tmp_path):
+    n = lab(tmp_path)
+    facts = check(n)["facts"]
+    mine = _manifest.attributes(facts)
+    assert mine["mtu"] == 1500 and mine["rdma_devices"] == ["rxe0"] and mine["kernel"] == "6.1.0-28-amd64"
+    fleet = _manifest.learn({"a": dict(mine, mtu=9000), "b": dict(mine, mtu=9000), "me": mine}, ["a", "b", "me"])
+    found = check(n, manifest=fleet)["findings"]
+    assert [(f["code"], f.get("item")) for f in found if f["severity"] == "drain"] == [("manifest.differs", "mtu")]
+
+
+def test_the_budget_skips_what_it_cannot_read_and_says_so(tmp_path):
+    n = lab(tmp_path)
+    ticks = iter([0.0, 0.0, 2.5, 2.6, 2.6, 2.7, 2.8, 3.0])          # the fabric stage takes 2.5 s of a 2 s budget
+    out = _health.run(n.host(), dict(OPTS, budget=2.0), None, None, clock=lambda: next(ticks))
+    assert out["facts"]["skipped"] == ["drift", "limits", "hardware"]
+    budget = [f for f in out["findings"] if f["code"] == "budget.exceeded"]
+    assert budget and budget[0]["severity"] == "warn" and "not read: drift, limits, hardware" in budget[0]["evidence"]
+    assert out["verdict"]["rc"] == 0                                  # an overrun is named, never a drain
+
+
+def test_a_missing_data_interface_is_a_read_failure_not_a_crash(tmp_path):
+    n = lab(tmp_path)
+    out = check(n, interfaces=["data9"])
+    assert ("read.failed", "warn") in codes(out["findings"])

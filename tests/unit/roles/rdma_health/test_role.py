@@ -1,0 +1,143 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 hpcnet.rdma contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The role rdma_health installs the program with exactly the module_utils files it imports (the import
+closure of _health and _slurm), and the program itself - run as Slurm runs it - on a fake node tree:
+exit status and one line as NHC, --json, the counters kept between runs, --slurm's drain and resume."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import sys
+
+import pytest
+
+import ansible_collections.hpcnet.rdma as collection
+
+from ...conftest import FakeNic
+from ...fake_qos import FakeRdma, QosNode
+from ..role_render import load
+
+ROOT = list(collection.__path__)[0]
+MODULE_UTILS = os.path.join(ROOT, "plugins", "module_utils")
+SCRIPT = os.path.join(ROOT, "roles", "rdma_health", "files", "hpcnet-rdma-check.py")
+_IMPORT = re.compile(r"^from ansible_collections\.hpcnet\.rdma\.plugins\.module_utils(?:\.(_\w+))? import \(?([\w, ]+)", re.M)
+# _registry imports the domain files inside a function, one written-out import each: the same pattern finds them
+_LAZY = re.compile(r"^\s+from ansible_collections\.hpcnet\.rdma\.plugins\.module_utils import (_\w+) as found", re.M)
+
+
+def imports(name):
+    with open(os.path.join(MODULE_UTILS, name + ".py"), encoding="utf-8") as f:
+        text = f.read()
+    found = set(m.group(1) for m in _LAZY.finditer(text))
+    for m in _IMPORT.finditer(text):
+        found.update([m.group(1)] if m.group(1) else [n.strip() for n in m.group(2).split(",") if n.strip()])
+    return found
+
+
+def closure(roots):
+    seen, todo = set(), list(roots)
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(imports(name) - seen)
+    return seen
+
+
+def test_the_role_installs_exactly_the_import_closure_of_the_check():
+    listed = load("rdma_health", "vars/main.yml")["__rdma_health_module_utils"]
+    assert sorted(listed) == sorted(closure(["_health", "_slurm"]))
+    assert len(listed) == len(set(listed))
+
+
+def test_nothing_installed_needs_ansible_on_the_node():
+    for name in closure(["_health", "_slurm"]):
+        with open(os.path.join(MODULE_UTILS, name + ".py"), encoding="utf-8") as f:
+            assert not re.search(r"^\s*(from|import) ansible\.", f.read(), re.M), name
+
+
+@pytest.fixture
+def program(monkeypatch):
+    monkeypatch.setattr(sys, "pycache_prefix", sys.pycache_prefix)   # the program sets it for its process
+    monkeypatch.setattr(sys, "dont_write_bytecode", sys.dont_write_bytecode)
+    monkeypatch.setenv("HPCNET_RDMA_LIB", os.path.dirname(os.path.dirname(os.path.dirname(ROOT))))
+    spec = importlib.util.spec_from_file_location("hpcnet_rdma_check", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def lab(tmp_path):
+    n = QosNode(str(tmp_path / "root"))
+    os.makedirs(n.root)
+    n.add_nic(FakeNic("data0", "virtio_net", mtu=1500, mac="52:54:00:00:00:09"))
+    n.add_rdma(FakeRdma("rxe0", "data0", active_mtu=1024))
+    n.write("/sys/class/net/data0/operstate", "up\n")
+    n.write("/sys/class/net/data0/carrier_changes", "2\n")
+    n.write("/etc/security/limits.d/rdma.conf", "@rdma - memlock unlimited\n")
+    n.write("/etc/hpcnet-rdma/health.json", json.dumps({"tools": [], "fleet_size": 2, "budget": 5}))
+    return n
+
+
+def run(program, n, capsys, *args):
+    rc = program.main(["--root", n.root] + list(args))
+    return rc, capsys.readouterr().out
+
+
+def test_healthy_is_exit_0_and_silent_then_a_fault_is_one_line(program, tmp_path, capsys):
+    n = lab(tmp_path)
+    assert run(program, n, capsys) == (0, "")
+    assert sys.pycache_prefix == n.path("/run/hpcnet-rdma/pycache")      # bytecode under /run, never beside the files
+    assert json.loads(n.read("/run/hpcnet-rdma/health-state.json"))["netdevs"]["data0"]["carrier_changes"] == 2
+    n.write("/sys/class/net/data0/carrier_changes", "4\n")
+    rc, out = run(program, n, capsys)
+    assert rc == 1
+    assert out.splitlines() == ["ERROR: hpcnet-rdma: link.flap data0 carrier_changes grew by 2 since the last check 0s ago"]
+
+
+def test_json_lists_every_finding_and_stage(program, tmp_path, capsys):
+    n = lab(tmp_path)
+    n.write("/etc/security/limits.d/rdma.conf", "@rdma - memlock 1024\n")
+    rc, out = run(program, n, capsys, "--json")
+    doc = json.loads(out)
+    assert rc == doc["rc"] == 1 and doc["line"].startswith("ERROR: hpcnet-rdma: memlock.low ")
+    assert [f["code"] for f in doc["findings"]] == ["memlock.low", "counters.baseline", "manifest.missing"]
+    assert set(doc["stages"]) == {"fabric", "drift", "limits", "hardware"} and doc["skipped"] == []
+
+
+def test_a_bad_budget_is_refused(program, tmp_path, capsys):
+    rc, out = run(program, lab(tmp_path), capsys, "--budget", "0")
+    assert rc == 2 and "--budget 0.0 is outside 0..60 seconds" in out
+
+
+def test_slurm_drains_with_our_reason_and_resumes_only_ours(program, tmp_path, capsys, monkeypatch):
+    n = lab(tmp_path)
+    calls = []
+    state = {"line": "NodeName=n1 Arch=x86_64 State=IDLE ThreadsPerCore=1 Partitions=lab"}
+
+    def runner(deadline):
+        def answer(argv):
+            calls.append(argv[1:])
+            if argv[1:3] == ["show", "node"]:
+                return 0, state["line"] + "\n", ""
+            return 0, "", ""
+        return answer
+    monkeypatch.setattr(program, "make_runner", runner)
+    monkeypatch.setattr(program, "bin_path", lambda name: "/usr/bin/" + name)
+    n.write("/sys/class/net/data0/mtu", "1400\n")
+    n.write("/etc/hpcnet-rdma/manifest.json", json.dumps({"schema": 1, "items": {"mtu": {"value": 1500, "hosts": 2, "of": 2}}}))
+    rc, _out = run(program, n, capsys, "--slurm", "--node", "n1")
+    reason = "hpcnet-rdma:manifest.differs data-interface MTU is 1400, the fleet's majority (2 of 2 hosts) has 1500"
+    assert rc == 1 and calls[-1] == ["update", "NodeName=n1", "State=DRAIN", "Reason=" + reason]
+    n.write("/sys/class/net/data0/mtu", "1500\n")
+    state["line"] = "NodeName=n1 State=IDLE+DRAIN Partitions=lab Reason=%s [root@2026-12-06T20:00:26]" % reason
+    assert run(program, n, capsys, "--slurm", "--node", "n1")[0] == 0
+    assert calls[-1] == ["update", "NodeName=n1", "State=RESUME"]
+    state["line"] = "NodeName=n1 State=IDLE+DRAIN Partitions=lab Reason=disk swap [root@2026-12-06T20:00:26]"
+    calls.clear()
+    assert run(program, n, capsys, "--slurm", "--node", "n1")[0] == 0
+    assert calls == [["show", "node", "-o", "n1"]]        # someone else's drain: read, nothing done
