@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _manifest
+from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _manifest
 from ansible_collections.hpcnet.rdma.plugins.modules.fabric_verify_info import ARGUMENT_SPEC
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings, _findings_report
 

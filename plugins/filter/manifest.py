@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Filter ``hpcnet.rdma.fleet_manifest``: the group's verify_info results to the fleet manifest.
 
-The logic lives in ``plugins/module_utils/_manifest.py`` (pure; the node check reads its own
+The logic lives in ``plugins/module_utils/health/_manifest.py`` (pure; the node check reads its own
 attributes with the same function).  Documentation: ``fleet_manifest.yml``.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _manifest
+from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _manifest
 
 
 def fleet_manifest(results: Dict[str, Any], hosts: Optional[List[str]] = None) -> Dict[str, Any]:

@@ -110,8 +110,9 @@ def main(argv=None):
         sys.dont_write_bytecode = True
     if LIB not in sys.path:
         sys.path.insert(0, LIB)
-    from ansible_collections.hpcnet.rdma.plugins.module_utils import _health, _slurm
-    from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _check as _health
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _slurm
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
     started = time.monotonic()
     probe = Host(root=args.root)

@@ -3,10 +3,11 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The role rdma_health installs the program with exactly the module_utils files it imports (the import
-closure of _health and _slurm), and the program itself - run as Slurm runs it - on a fake node tree:
+closure of health/_check and health/_slurm), and the program itself - run as Slurm runs it - on a fake node tree:
 exit status and one line as NHC, --json, the counters kept between runs, --slurm's drain and resume."""
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import os
@@ -24,17 +25,22 @@ from ..role_render import load
 ROOT = list(collection.__path__)[0]
 MODULE_UTILS = os.path.join(ROOT, "plugins", "module_utils")
 SCRIPT = os.path.join(ROOT, "roles", "rdma_health", "files", "hpcnet-rdma-check.py")
-_IMPORT = re.compile(r"^from ansible_collections\.hpcnet\.rdma\.plugins\.module_utils(?:\.(_\w+))? import \(?([\w, ]+)", re.M)
-# _registry imports the domain files inside a function, one written-out import each: the same pattern finds them
-_LAZY = re.compile(r"^\s+from ansible_collections\.hpcnet\.rdma\.plugins\.module_utils import (_\w+) as found", re.M)
+MU = "ansible_collections.hpcnet.rdma.plugins.module_utils"
 
 
 def imports(name):
+    """module_utils files (``package/_file``) a file imports, at any depth (tuning/_concerns imports the
+    domain files inside a function)."""
     with open(os.path.join(MODULE_UTILS, name + ".py"), encoding="utf-8") as f:
-        text = f.read()
-    found = set(m.group(1) for m in _LAZY.finditer(text))
-    for m in _IMPORT.finditer(text):
-        found.update([m.group(1)] if m.group(1) else [n.strip() for n in m.group(2).split(",") if n.strip()])
+        tree = ast.parse(f.read())
+    found = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom) and (n.module or "").startswith(MU + "."):
+            rel = n.module[len(MU) + 1:].replace(".", "/")
+            if os.path.isdir(os.path.join(MODULE_UTILS, rel)):   # from MU.pkg import _file
+                found.update(rel + "/" + a.name for a in n.names)
+            else:                                                  # from MU.pkg._file import name
+                found.add(rel)
     return found
 
 
@@ -50,12 +56,12 @@ def closure(roots):
 
 def test_the_role_installs_exactly_the_import_closure_of_the_check():
     listed = load("rdma_health", "vars/main.yml")["__rdma_health_module_utils"]
-    assert sorted(listed) == sorted(closure(["_health", "_slurm"]))
+    assert sorted(listed) == sorted(closure(["health/_check", "health/_slurm"]))
     assert len(listed) == len(set(listed))
 
 
 def test_nothing_installed_needs_ansible_on_the_node():
-    for name in closure(["_health", "_slurm"]):
+    for name in closure(["health/_check", "health/_slurm"]):
         with open(os.path.join(MODULE_UTILS, name + ".py"), encoding="utf-8") as f:
             assert not re.search(r"^\s*(from|import) ansible\.", f.read(), re.M), name
 

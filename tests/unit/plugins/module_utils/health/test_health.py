@@ -11,11 +11,12 @@ import os
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _health, _manifest
+from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _check as _health
+from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _manifest
 from ansible_collections.hpcnet.rdma.plugins.modules import sysctl_tuning
 
-from ...conftest import FakeModule, FakeNic
-from ...fake_qos import FakeRdma, QosNode
+from ....conftest import FakeModule, FakeNic
+from ....fake_qos import FakeRdma, QosNode
 
 
 def codes(found):

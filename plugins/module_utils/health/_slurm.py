@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, Optional
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
-from ansible_collections.hpcnet.rdma.plugins.module_utils._runner import Tool
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._runner import Tool
 
 OURS = "hpcnet-rdma:"
 _FIELD = re.compile(r"(?:^|\s)([A-Za-z][A-Za-z0-9_/:.-]*)=")

@@ -22,10 +22,16 @@ import re
 import time
 from typing import Any, Callable, Dict, List, Optional
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _fabric, _findings_node, _manifest, _status, _sysctl
-from ansible_collections.hpcnet.rdma.plugins.module_utils._host import Host, HostError
-from ansible_collections.hpcnet.rdma.plugins.module_utils._journal import DEFAULT_DIR, JournalError
-from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _fabric
+from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _findings as _findings_node
+from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _manifest
+from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _status
+from ansible_collections.hpcnet.rdma.plugins.module_utils.sysctl import _domain as _sysctl
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_file import DEFAULT_DIR
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_schema import JournalError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
 
 SEVERITIES = ("drain", "warn", "info")
 PREFIX = "hpcnet-rdma"

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils import _slurm
-from ansible_collections.hpcnet.rdma.plugins.module_utils._parsing import ParseError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _slurm
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
 
-from ...fixtures.real.loader import real_capture, real_files
+from ....fixtures.real.loader import real_capture, real_files
 
 
 def capture(name):
