@@ -112,7 +112,7 @@ CHANGING = [(name, TYPED.get(name, _other(base_vars().get(name)))) for name in O
     ("__rdma_builtin_profiles", builtin(services={"stop": ["irqbalance.service"], "disable": []})),
     ("ansible_connection", "community.docker.docker"),   # the management connection: none
     ("ansible_host", "10.0.0.2"),
-    ("__rdma_collection_version", "0.3.0"),
+    ("__rdma_collection_version", "0.4.0"),
     ("__rdma_record_path", "/etc/elsewhere.json"),
     ("rdma_site_extra", "any rdma_* variable the inventory sets"),
     ("fabric_app_config_extra", "any fabric_app_config_* variable"),
