@@ -347,7 +347,7 @@ def pcie_links(host: Host, fabric: Dict[str, Any], data: List[str]) -> Dict[str,
 
 
 def gpu_count(host: Host) -> int:
-    return len([g for g in host.listdir("/proc/driver/nvidia/gpus")])
+    return len(list(host.listdir("/proc/driver/nvidia/gpus")))
 
 
 def read(host: Host, opts: Dict[str, Any], manifest: Optional[Dict[str, Any]] = None,

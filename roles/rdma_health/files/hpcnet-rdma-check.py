@@ -91,7 +91,7 @@ def slurm(host, health, slurm_mod, name):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="hpcnet-rdma-check", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="hpcnet-rdma-check", description=__doc__.split("\n", maxsplit=1)[0])
     ap.add_argument("--json", action="store_true", help="print every finding as JSON")
     ap.add_argument("--budget", type=float, help="seconds to read the node in (default: config, else 2)")
     ap.add_argument("--slurm", action="store_true", help="drain/resume this node in Slurm")
