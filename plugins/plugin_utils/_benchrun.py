@@ -7,7 +7,7 @@
 The role ``hpcnet.rdma.rdma_bench`` reads every node with ``hpcnet.rdma.verify_info`` (data interface,
 address, RDMA device, kernel, driver, firmware, MTU) and ``hpcnet.rdma.tuning_state action=status``
 (the recorded profile), then the action ``hpcnet.rdma.bench_run`` calls :func:`plan` on the controller:
-pairs of hosts (``_findings.pairs_of``: a ring or disjoint pairs, the same pairing the verify path-MTU
+pairs of hosts (``_findings_path.pairs_of``: a ring or disjoint pairs, the same pairing the verify path-MTU
 probes use), for each test and pair a server on the server's data address and a client on the client,
 with a TCP/rdma_cm port of its own.  After the clients ran, :func:`build_run` parses their output
 (``_benchstats``) into one stored run: JSON, ``SCHEMA``, read back by :func:`load_run`.
@@ -22,7 +22,7 @@ import re
 import signal
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchstats, _findings
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchstats, _findings_catalogue, _findings_path
 
 SCHEMA = "hpcnet.rdma.bench/1"
 TESTS = ("iperf3", "sockperf", "ib_write_bw", "ib_send_lat", "ib_write_lat")
@@ -101,9 +101,9 @@ def node_facts(node: Dict[str, Any]) -> Dict[str, Any]:
     info = node.get("info") or {}
     if not info or info.get("failed") or "fabric" not in info:
         return {"problems": ["its facts could not be read: %s" % (info.get("msg") or "no verify_info result")]}
-    ifname, addr = _findings.data_address(info)
+    ifname, addr = _findings_path.data_address(info)
     netdev = ((info["fabric"].get("netdevs") or {}).get(ifname) or {}) if ifname else {}
-    ports = _findings.data_ports(info["fabric"], [ifname] if ifname else [])
+    ports = _findings_catalogue.data_ports(info["fabric"], [ifname] if ifname else [])
     dev, port, pinfo = ports[0] if ports else (None, None, {})
     devinfo = (info["fabric"].get("devices") or {}).get(dev) or {}
     state = node.get("state") or {}
@@ -181,7 +181,7 @@ def plan(nodes: Dict[str, Dict[str, Any]], hosts: List[str], opts: Dict[str, Any
     if len(hosts) < 2:
         problems.append("only %s in the play: a benchmark needs at least two hosts (rdma_hosts)" % ", ".join(hosts))
     pairs = []
-    for client, server in _findings.pairs_of(usable, opts["pairing"]):
+    for client, server in _findings_path.pairs_of(usable, opts["pairing"]):
         pairs.append({"id": "%s->%s" % (client, server), "client": client, "server": server,
                       "address": facts[server]["address"], "client_address": facts[client]["address"],
                       "client_device": facts[client]["rdma_device"], "server_device": facts[server]["rdma_device"],

@@ -13,7 +13,7 @@ import os
 import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchrun as br
-from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings_path
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures")
 ALL_TOOLS = "/usr/bin/iperf3\n/usr/bin/sockperf\n/usr/bin/ib_write_bw\n/usr/bin/ib_send_lat\n/usr/bin/ib_write_lat\n"
@@ -55,12 +55,12 @@ OPTS = br.options({})
     (["a"], "pairs", []),
 ])
 def test_pairs_of(hosts, mode, pairs):
-    assert _findings.pairs_of(hosts, mode) == pairs
+    assert _findings_path.pairs_of(hosts, mode) == pairs
 
 
 def test_pairs_of_refuses_unknown_mode():
     with pytest.raises(ValueError, match="pairing 'mesh' is not one of ring, pairs"):
-        _findings.pairs_of(["a", "b"], "mesh")
+        _findings_path.pairs_of(["a", "b"], "mesh")
 
 
 @pytest.mark.parametrize("given, message", [
