@@ -23,6 +23,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "build", "collections"))
 
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings as F  # noqa: E402
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings_catalogue as C  # noqa: E402
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings_path as P  # noqa: E402
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings_report as R  # noqa: E402
 
 FIXTURE = os.path.join(HERE, "..", "tests", "unit", "fixtures", "fabric_info", "rxe.json")
@@ -62,9 +64,9 @@ def synthetic(n: int) -> dict:
 def once(nodes: dict) -> tuple:
     hosts = list(nodes)
     start = time.perf_counter()
-    probes = F.plan_probes(nodes, hosts)
-    found = F.evaluate(nodes, hosts, F.FAMILIES, probes)
-    report = R.build(found, hosts, list(F.FAMILIES), "error", "t")
+    probes = P.plan_probes(nodes, hosts)
+    found = F.evaluate(nodes, hosts, C.FAMILIES, probes)
+    report = R.build(found, hosts, list(C.FAMILIES), "error", "t")
     R.to_json(report)
     R.to_markdown(report)
     R.to_html(report)

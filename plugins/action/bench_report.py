@@ -9,7 +9,7 @@ from __future__ import annotations
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.hpcnet.rdma.plugins.modules.bench_report import ARGUMENT_SPEC
-from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchreport, _benchrun
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchload, _benchreport
 
 
 class ActionModule(ActionBase):
@@ -26,12 +26,12 @@ class ActionModule(ActionBase):
             return result
         try:
             if self._play_context.check_mode:
-                table = _benchreport.compare([_benchrun.load_run(p) for p in args["runs"]])
+                table = _benchreport.compare([_benchload.load_run(p) for p in args["runs"]])
                 result.update(changed=False, table=table, files={}, plots={},
                               msg="would write the report of %d runs to %s" % (len(args["runs"]), args["output_dir"]))
                 return result
             out = _benchreport.report(args["runs"], args["output_dir"], plots=args["plots"])
-        except (_benchrun.NotARun, RuntimeError, ValueError, OSError) as e:
+        except (_benchload.NotARun, RuntimeError, ValueError, OSError) as e:
             result.update(failed=True, msg=str(e))
             return result
         result.update(changed=True, table=out["table"], files=out["files"], plots=out["plots"],

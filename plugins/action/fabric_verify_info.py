@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Action ``hpcnet.rdma.fabric_verify_info``: compares the nodes on the controller (docs and ARGUMENT_SPEC: plugins/modules/fabric_verify_info.py).
 
-The rules live in ``plugin_utils/_findings.py`` and the reports in ``plugin_utils/_findings_report.py``
+The rules live in ``plugin_utils/_findings*.py`` and the reports in ``plugin_utils/_findings_report.py``
 (pure, table-tested); this file validates the options, calls them and writes the report files.
 Nothing runs on the nodes.
 """
@@ -18,7 +18,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _manifest
 from ansible_collections.hpcnet.rdma.plugins.modules.fabric_verify_info import ARGUMENT_SPEC
-from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings, _findings_report
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings, _findings_catalogue, _findings_path, _findings_report
 
 
 def check_report_dir(path: Optional[str]) -> Optional[str]:
@@ -44,8 +44,8 @@ class ActionModule(ActionBase):
         del tmp
         validation, args = self.validate_argument_spec(ARGUMENT_SPEC)
         del validation
-        errors = _findings.validate_options(args["families"], args["fail_on"], args["severity"], args["memlock"],
-                                            args["device_mode"], args["retrans_ratio"])
+        errors = _findings_catalogue.validate_options(args["families"], args["fail_on"], args["severity"], args["memlock"],
+                                                      args["device_mode"], args["retrans_ratio"])
         if args["path_mtu"] is not None and not 576 <= args["path_mtu"] <= 65535:
             errors.append("rdma_verify_path_mtu: %r is outside 576..65535" % args["path_mtu"])
         if args["stage"] == "validate" or args["report_dir"]:
@@ -55,7 +55,7 @@ class ActionModule(ActionBase):
         if errors:
             result.update(failed=True, msg="; ".join(errors), errors=errors)
             return result
-        args["families"] = [f for f in _findings.FAMILIES if f in args["families"]]
+        args["families"] = [f for f in _findings_catalogue.FAMILIES if f in args["families"]]
         nodes = dict((h, dict(n or {})) for h, n in args["nodes"].items())
         for h, ping in args["pings"].items():
             if h in nodes:
@@ -66,7 +66,7 @@ class ActionModule(ActionBase):
             result.update(msg="verify options are valid", families=args["families"], fail_on=args["fail_on"])
             return result
         if args["stage"] == "probes":
-            result["probes"] = _findings.plan_probes(nodes, hosts, args["path_mtu"])
+            result["probes"] = _findings_path.plan_probes(nodes, hosts, args["path_mtu"])
             return result
         options = {"retrans_ratio": args["retrans_ratio"], "memlock": args["memlock"],
                    "device_mode": args["device_mode"], "path_mtu": args["path_mtu"]}
@@ -76,7 +76,7 @@ class ActionModule(ActionBase):
         report = _findings_report.build(found, hosts, args["families"], args["fail_on"], now)
         files = write_reports(args["report_dir"], report, args["formats"]) if args["report_dir"] else {}
         # the fleet manifest (issue 27): the majority of each attribute, the odd hosts named; rdma_health puts it on the nodes
-        manifest = _manifest.learn(dict((h, _manifest.attributes(nodes[h]["info"])) for h in hosts if _findings.usable(nodes.get(h))),
+        manifest = _manifest.learn(dict((h, _manifest.attributes(nodes[h]["info"])) for h in hosts if _findings_catalogue.usable(nodes.get(h))),
                                    hosts)
         result.update(findings=found, gate=report["gate"], reports=files, hosts=hosts, families=args["families"], manifest=manifest,
                       schema=_findings_report.SCHEMA, generated_at=now,

@@ -23,7 +23,7 @@ import os
 import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchrun, _benchsig, _benchstats, _findings_report
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchload, _benchrun, _benchsig, _benchstats, _findings_report
 
 # test -> the metrics compared: (key in the result, column title, unit, higher is better)
 METRICS: Dict[str, List[Tuple[str, str, str, bool]]] = {
@@ -294,7 +294,7 @@ def plot_bandwidth(runs: Sequence[Dict[str, Any]], names: Sequence[str], test: s
 
 def report(paths: Sequence[str], out_dir: str, plots: bool = True) -> Dict[str, Any]:
     """Load the runs (NotARun names a file that is not one), write the tables and plots; what was written."""
-    runs = [_benchrun.load_run(p) for p in paths]
+    runs = [_benchload.load_run(p) for p in paths]
     table = compare(runs)
     os.makedirs(out_dir, exist_ok=True)
     written: Dict[str, str] = {}
@@ -326,7 +326,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.error("give two or more stored runs (the first is the baseline)")
     try:
         out = report(args.runs, args.output, plots=not args.no_plots)
-    except (_benchrun.NotARun, RuntimeError, ValueError, OSError) as e:
+    except (_benchload.NotARun, RuntimeError, ValueError, OSError) as e:
         print("bench_report: %s" % e, file=sys.stderr)
         return 2
     for path in list(out["files"].values()) + list(out["plots"].values()):

@@ -15,7 +15,7 @@ import tempfile
 from collections import OrderedDict
 from typing import Any, Dict, List
 
-from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings, _findings_catalogue
 
 SCHEMA = "hpcnet.rdma.verify/1"
 
@@ -64,7 +64,7 @@ def classes(found: List[Dict[str, Any]]) -> "OrderedDict[str, List[Dict[str, Any
     groups: "OrderedDict[str, List[Dict[str, Any]]]" = OrderedDict()
     for f in _findings.sort_findings(found):
         groups.setdefault(f["id"], []).append(f)
-    return OrderedDict(sorted(groups.items(), key=lambda kv: (-max(_findings.RANK[f["severity"]] for f in kv[1]), kv[0])))
+    return OrderedDict(sorted(groups.items(), key=lambda kv: (-max(_findings_catalogue.RANK[f["severity"]] for f in kv[1]), kv[0])))
 
 
 def to_json(report: Dict[str, Any]) -> str:
@@ -107,7 +107,7 @@ def to_markdown(report: Dict[str, Any]) -> str:
     if not groups:
         lines += ["No findings.", ""]
     for rule, items in groups.items():
-        family, _sev, meaning = _findings.RULES.get(rule, ("?", "?", ""))
+        family, _sev, meaning = _findings_catalogue.RULES.get(rule, ("?", "?", ""))
         heading = "## %s `%s` (%s, %d)" % (md_text(items[0]["severity"]), rule.replace("`", "'"), md_text(family),
                                            len(items))
         lines += [heading, "", md_text(meaning), "",
@@ -138,7 +138,7 @@ def to_html(report: Dict[str, Any]) -> str:
     if not groups:
         out.append("<p>No findings.</p>")
     for rule, items in groups.items():
-        family, _sev, meaning = _findings.RULES.get(rule, ("?", "?", ""))
+        family, _sev, meaning = _findings_catalogue.RULES.get(rule, ("?", "?", ""))
         out.append("<h2 class=\"%s\">%s <code>%s</code> (%s, %d)</h2><p>%s</p>"
                    % (e(items[0]["severity"]), e(items[0]["severity"]), e(rule), e(family), len(items), e(meaning)))
         out.append("<table><tr><th>severity</th><th>nodes</th><th>finding</th><th>evidence</th><th>fix</th></tr>")

@@ -111,6 +111,7 @@ def main(argv=None):
     if LIB not in sys.path:
         sys.path.insert(0, LIB)
     from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _check as _health
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _judges
     from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _slurm
     from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
@@ -122,7 +123,7 @@ def main(argv=None):
         opts["budget"] = args.budget
     budget = float(opts.get("budget", _health.DEFAULTS["budget"]))
     if not 0 < budget <= 60:
-        print("ERROR: %s: usage --budget %r is outside 0..60 seconds" % (_health.PREFIX, budget))
+        print("ERROR: %s: usage --budget %r is outside 0..60 seconds" % (_judges.PREFIX, budget))
         return 2
     deadline = started + budget
     host = Host(root=args.root, runner=make_runner(deadline), bin_path=bin_path)
@@ -130,7 +131,7 @@ def main(argv=None):
     # The last resort against a read that never returns (a wedged device's sysfs file): past twice the
     # budget the check stops and says so - a warning, since a stuck read proves nothing about the fabric.
     def watchdog(_sig, _frame):
-        print("WARNING: %s: budget.exceeded the check did not finish in %.1fs (2 x budget)" % (_health.PREFIX, 2 * budget))
+        print("WARNING: %s: budget.exceeded the check did not finish in %.1fs (2 x budget)" % (_judges.PREFIX, 2 * budget))
         os._exit(0)
     signal.signal(signal.SIGALRM, watchdog)
     signal.setitimer(signal.ITIMER_REAL, 2 * budget + 0.5)
@@ -141,12 +142,12 @@ def main(argv=None):
                          before if isinstance(before, dict) else None)
     for what, error in (("config", config_error), ("manifest", manifest_error)):
         if error:
-            result["findings"].append(_health.finding("read.failed", error, stage=what))
+            result["findings"].append(_judges.finding("read.failed", error, stage=what))
     if result["state"] is not None:
         try:
             host.write_file(args.state, {"content": json.dumps(result["state"], sort_keys=True), "mode": "0600"})
         except Exception as e:  # noqa: BLE001 - the next run then judges against an older state, or none
-            result["findings"].append(_health.finding("read.failed", "cannot keep the counters in %s: %s" % (args.state, e),
+            result["findings"].append(_judges.finding("read.failed", "cannot keep the counters in %s: %s" % (args.state, e),
                                                       stage="state"))
     done = {}
     if args.slurm:

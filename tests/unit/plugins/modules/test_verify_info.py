@@ -17,7 +17,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _findings
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal import Journal
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 from ansible_collections.hpcnet.rdma.plugins.modules import roce_qos_info, tuning_state, verify_info
-from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings, _findings_catalogue, _findings_fleet
 
 from ...conftest import Failed, FakeModule
 from .test_roce_qos import FULL, J, _node, lab_mlnx, lab_virtio, qos as tune_qos
@@ -105,9 +105,9 @@ def test_findings_of_one_call_are_the_findings_of_three(tmp_path, lab):
     hosts = ["a", "b"]
     one = {"a": role_node(out), "b": role_node(out)}
     old = {"a": three, "b": three}
-    families = list(_findings.FAMILIES)
+    families = list(_findings_catalogue.FAMILIES)
     assert _findings.evaluate(one, hosts, families) == _findings.evaluate(old, hosts, families)
-    ids = [f["id"] for f in _findings.drift(one, hosts)]
+    ids = [f["id"] for f in _findings_fleet.drift(one, hosts)]
     assert ids == (["drift.no_profile"] * 2 if lab == "virtio" else ["drift.qos"])
 
 
@@ -133,7 +133,7 @@ def test_a_part_that_cannot_be_read_is_reported_not_raised(tmp_path, breaks, par
     assert out[failed_part]["failed"] is True and message in out[failed_part]["msg"]
     assert sorted(out[failed_part]) == ["failed", "msg"]
     assert not out[other].get("failed") and out["fabric"]["netdevs"]
-    ids = [f["id"] for f in _findings.evaluate({"a": role_node(out)}, ["a"], list(_findings.FAMILIES))]
+    ids = [f["id"] for f in _findings.evaluate({"a": role_node(out)}, ["a"], list(_findings_catalogue.FAMILIES))]
     if finding:
         assert finding in ids
 
@@ -144,7 +144,7 @@ def test_an_interrupted_generation_is_warned_and_in_state(tmp_path):
     out, module = verify(n)
     assert [(g["id"], g["module"]) for g in out["state"]["interrupted"]] == [(1, "sysctl_tuning")]
     assert module.warnings == [out["state"]["msg"]] and "generation 1 (sysctl_tuning" in out["state"]["msg"]
-    ids = [f["id"] for f in _findings.drift({"a": role_node(out)}, ["a"])]
+    ids = [f["id"] for f in _findings_fleet.drift({"a": role_node(out)}, ["a"])]
     assert "drift.interrupted" in ids
 
 

@@ -13,6 +13,7 @@ import struct
 import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchreport as rep
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchload as bl
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchrun as br
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchstats as bs
 
@@ -64,7 +65,7 @@ def runs(tmp_path):
     ("sockperf", "c->d", "p90", [1800.0, 900.0], [-50.0], ["better"], [True]),
 ])
 def test_compare_rows(runs, test, pair, metric, values, changes, verdicts, better):
-    table = rep.compare([br.load_run(p) for p in runs])
+    table = rep.compare([bl.load_run(p) for p in runs])
     row = [r for r in table["rows"] if (r["test"], r["pair"], r["metric"]) == (test, pair, metric)]
     assert len(row) == 1
     assert (row[0]["values"], row[0]["changes"], row[0]["verdicts"], row[0]["better"]) == (values, changes, verdicts, better)
@@ -86,7 +87,7 @@ def test_iperf3_intervals_give_an_interval_and_noise_is_no_change(tmp_path):
 
 
 def test_compare_header_and_errors(runs):
-    table = rep.compare([br.load_run(p) for p in runs])
+    table = rep.compare([bl.load_run(p) for p in runs])
     assert table["runs"] == ["untuned", "mpi"] and table["tests"] == ["iperf3", "ib_write_bw", "sockperf"]
     assert table["profiles"] == [["none recorded"], ["mpi"]]
     assert table["errors"] == [("mpi", "ib_write_bw c->d: rc 1: Couldn't connect")]
@@ -94,7 +95,7 @@ def test_compare_header_and_errors(runs):
 
 def test_compare_needs_two_runs(runs):
     with pytest.raises(ValueError, match="compare needs two or more stored runs, got 1"):
-        rep.compare([br.load_run(runs[0])])
+        rep.compare([bl.load_run(runs[0])])
 
 
 def test_repeated_labels_get_the_run_id():
@@ -198,7 +199,7 @@ def test_the_latency_plot_names_the_percentiles_in_its_legend(runs, tmp_path, mo
         return real_savefig(fig, path, *args, **kwargs)
 
     monkeypatch.setattr(plt.Figure, "savefig", savefig)
-    loaded = [br.load_run(p) for p in runs]
+    loaded = [bl.load_run(p) for p in runs]
     assert rep.plot_latency_percentiles(loaded, ["untuned", "mpi"], "sockperf", str(tmp_path / "l.png"))
     assert seen["legend"][0] == "untuned a->b (n=1000): p50 500, p90 900, p99 990, p99.9 999"
     assert seen["annotations"] == [] and seen["yscale"] == "log"

@@ -12,8 +12,9 @@ import os
 
 import pytest
 
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchload as bl
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchrun as br
-from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings_path
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures")
 ALL_TOOLS = "/usr/bin/iperf3\n/usr/bin/sockperf\n/usr/bin/ib_write_bw\n/usr/bin/ib_send_lat\n/usr/bin/ib_write_lat\n"
@@ -55,12 +56,12 @@ OPTS = br.options({})
     (["a"], "pairs", []),
 ])
 def test_pairs_of(hosts, mode, pairs):
-    assert _findings.pairs_of(hosts, mode) == pairs
+    assert _findings_path.pairs_of(hosts, mode) == pairs
 
 
 def test_pairs_of_refuses_unknown_mode():
     with pytest.raises(ValueError, match="pairing 'mesh' is not one of ring, pairs"):
-        _findings.pairs_of(["a", "b"], "mesh")
+        _findings_path.pairs_of(["a", "b"], "mesh")
 
 
 @pytest.mark.parametrize("given, message", [
@@ -203,7 +204,7 @@ def test_build_run_parses_and_names_errors(tmp_path):
     assert ("iperf3", "n1->n2", "15.362 Gbit/s") in rows
     path = tmp_path / "r.json"
     path.write_text(json.dumps(run))
-    assert br.load_run(str(path))["run_id"] == "20261204T150000Z-run"
+    assert bl.load_run(str(path))["run_id"] == "20261204T150000Z-run"
 
 
 def test_build_run_without_client_result_is_an_error():
@@ -237,14 +238,14 @@ def test_build_run_without_client_result_is_an_error():
 def test_load_run_refuses_what_is_not_a_run(tmp_path, content, message):
     path = tmp_path / "x.json"
     path.write_text(content)
-    with pytest.raises(br.NotARun, match=None) as e:
-        br.load_run(str(path))
+    with pytest.raises(bl.NotARun, match=None) as e:
+        bl.load_run(str(path))
     assert message in str(e.value) and str(path) in str(e.value)
 
 
 def test_load_run_missing_file(tmp_path):
-    with pytest.raises(br.NotARun, match="cannot read it: No such file or directory"):
-        br.load_run(str(tmp_path / "nope.json"))
+    with pytest.raises(bl.NotARun, match="cannot read it: No such file or directory"):
+        bl.load_run(str(tmp_path / "nope.json"))
 
 
 def test_plan_does_not_change_its_input():
@@ -335,5 +336,5 @@ def test_build_run_takes_the_retry_and_records_attempts(second, error, keys):
 def test_load_run_refuses_json_nested_too_deeply(tmp_path):
     path = tmp_path / "x.json"
     path.write_text("[" * 100000)
-    with pytest.raises(br.NotARun, match="not JSON"):
-        br.load_run(str(path))
+    with pytest.raises(bl.NotARun, match="not JSON"):
+        bl.load_run(str(path))

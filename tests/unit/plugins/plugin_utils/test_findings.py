@@ -14,6 +14,8 @@ from typing import Any, Dict, List
 import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings as F
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings_catalogue as C
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings_path as P
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "fabric_info")
 DATA_IF = {"mlx5_core": "ens1f0np0", "ice": "ens2f0", "virtio_net": "data0", "rxe": "data0"}
@@ -72,7 +74,7 @@ def pair(a: Dict[str, Any], b: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
     return {"h1": a, "h2": b}
 
 
-ALL = list(F.FAMILIES)
+ALL = list(C.FAMILIES)
 
 
 # ---------------------------------------------------------------------- every recorded NIC, clean
@@ -220,7 +222,7 @@ def test_checklist_rule_on_the_second_node(kind, change, expected):
     for f in found:
         assert "h2" in f["nodes"]
         assert f["fix"] and f["title"]
-        assert f["severity"] in F.SEVERITIES
+        assert f["severity"] in C.SEVERITIES
 
 
 def test_counters_are_about_growth_not_boot_totals():
@@ -295,7 +297,7 @@ def test_consistency_of_pfc_trust_and_driver_on_a_mixed_fabric():
 ])
 def test_majority(values, expected, win, odd, tie):
     from collections import OrderedDict
-    assert F.majority(OrderedDict(values), expected) == (win, odd, tie)
+    assert C.majority(OrderedDict(values), expected) == (win, odd, tie)
 
 
 def test_a_two_node_mtu_tie_names_the_node_the_profile_disagrees_with():
@@ -339,13 +341,13 @@ def test_probes_form_a_ring_of_n_pings():
     hosts = ["h%d" % i for i in range(5)]
     nodes = dict((h, node("rxe", "10.0.0.%d" % i)) for i, h in enumerate(hosts))
     nodes["h3"]["info"]["addresses"] = {"data0": []}
-    probes = F.plan_probes(nodes, hosts)
+    probes = P.plan_probes(nodes, hosts)
     ring = [h for h in hosts if "argv" in probes[h]]
     assert ring == ["h0", "h1", "h2", "h4"]
     assert [probes[h]["peer"] for h in ring] == ["h1", "h2", "h4", "h0"]
     assert probes["h2"]["argv"] == ["ping", "-M", "do", "-s", "8972", "-c", "2", "-W", "1", "-I", "data0", "10.0.0.4"]
     assert "no IPv4 address" in probes["h3"]["skip"]
-    found = F.path_mtu(nodes, hosts, probes)
+    found = P.path_mtu(nodes, hosts, probes)
     assert [(f["id"], f["nodes"]) for f in found] == [("path_mtu.no_address", ["h3"])]
 
 
@@ -357,7 +359,7 @@ def test_probes_form_a_ring_of_n_pings():
 def test_probe_size(mtus, path_mtu, size):
     nodes = {"a": node("rxe", "10.0.0.1", info__fabric__netdevs__data0__mtu=mtus[0]),
              "b": node("rxe", "10.0.0.2", info__fabric__netdevs__data0__mtu=mtus[1])}
-    probes = F.plan_probes(nodes, ["a", "b"], path_mtu)
+    probes = P.plan_probes(nodes, ["a", "b"], path_mtu)
     assert probes["a"]["size"] == probes["b"]["size"] == size
 
 
@@ -399,10 +401,10 @@ def test_severity_override_and_ignore():
     ([], "info", False, None),
 ])
 def test_gate(severities, fail_on, failed, worst):
-    found = [dict(F.finding("rdma.no_device", ["h"], "t", [], "f"), severity=s) for s in severities]
+    found = [dict(C.finding("rdma.no_device", ["h"], "t", [], "f"), severity=s) for s in severities]
     g = F.gate(found, fail_on)
     assert (g["failed"], g["worst"]) == (failed, worst)
-    assert len(g["reached"]) == (sum(1 for s in severities if F.RANK[s] >= F.RANK[fail_on]) if fail_on != "never" else 0)
+    assert len(g["reached"]) == (sum(1 for s in severities if C.RANK[s] >= C.RANK[fail_on]) if fail_on != "never" else 0)
 
 
 @pytest.mark.parametrize("kwargs,message", [
@@ -415,19 +417,19 @@ def test_gate(severities, fail_on, failed, worst):
     (dict(retrans_ratio=2), "rdma_verify_retrans_ratio: 2 is not a ratio between 0 and 1"),
 ])
 def test_bad_options_are_named(kwargs, message):
-    args = dict(families=list(F.FAMILIES), fail_on="error", severity={})
+    args = dict(families=list(C.FAMILIES), fail_on="error", severity={})
     args.update(kwargs)
-    errors = F.validate_options(**args)
+    errors = C.validate_options(**args)
     assert len(errors) == 1 and message in errors[0]
 
 
 def test_good_options():
-    assert F.validate_options(F.FAMILIES, "never", {"port.not_active": "ignore"}, "65536", "0600", 0.01) == []
+    assert C.validate_options(C.FAMILIES, "never", {"port.not_active": "ignore"}, "65536", "0600", 0.01) == []
 
 
 def test_every_rule_has_a_family_severity_and_meaning():
-    for rule, (family, severity, meaning) in F.RULES.items():
-        assert family in F.FAMILIES + ("node",) and severity in F.SEVERITIES and meaning
+    for rule, (family, severity, meaning) in C.RULES.items():
+        assert family in C.FAMILIES + ("node",) and severity in C.SEVERITIES and meaning
         assert rule.split(".")[0] and rule == rule.lower()
 
 

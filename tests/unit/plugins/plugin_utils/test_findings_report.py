@@ -13,19 +13,20 @@ import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.action import fabric_verify_info
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings as F
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings_catalogue as C
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings_report as R
 
 
 def sample():
     found = [
-        F.finding("rdma.no_device", ["n1"], "n1: no RDMA port", [F.ev("n1", "devices", [], "/sys/class/infiniband")], "x"),
-        F.finding("consistency.mtu", ["vm2"], "MTU differs: vm2 has 1500 | <b>pipe</b>",
-                  [F.ev("vm2", "data-interface MTU", 1500, "/sys/class/net/data0/mtu")], "set nic.mtu & re-run",
+        C.finding("rdma.no_device", ["n1"], "n1: no RDMA port", [C.ev("n1", "devices", [], "/sys/class/infiniband")], "x"),
+        C.finding("consistency.mtu", ["vm2"], "MTU differs: vm2 has 1500 | <b>pipe</b>",
+                  [C.ev("vm2", "data-interface MTU", 1500, "/sys/class/net/data0/mtu")], "set nic.mtu & re-run",
                   majority={"value": 9000, "hosts": 1, "of": 2, "tie": True}),
-        F.finding("drift.irq", ["vm1"], "irq:virtio2-output.0 drifted", [F.ev("vm1", "irq", {"applied": "1", "current": "0-1"}, "s")], "f"),
-        F.finding("path_mtu.failed", ["vm2", "vm1"], "vm2 -> vm1 fails", [], "f"),
+        C.finding("drift.irq", ["vm1"], "irq:virtio2-output.0 drifted", [C.ev("vm1", "irq", {"applied": "1", "current": "0-1"}, "s")], "f"),
+        C.finding("path_mtu.failed", ["vm2", "vm1"], "vm2 -> vm1 fails", [], "f"),
     ]
-    return R.build(F.sort_findings(found), ["vm1", "vm2"], list(F.FAMILIES), "error", "2026-12-04T00:00:00Z")
+    return R.build(F.sort_findings(found), ["vm1", "vm2"], list(C.FAMILIES), "error", "2026-12-04T00:00:00Z")
 
 
 def test_json_schema_keys():
@@ -99,10 +100,10 @@ def test_write_reports(tmp_path):
 def test_the_action_spec_matches_the_rules():
     """The module doc stub's literal spec agrees with _findings and _findings_report."""
     from ansible_collections.hpcnet.rdma.plugins.modules.fabric_verify_info import ARGUMENT_SPEC
-    assert ARGUMENT_SPEC["families"]["default"] == list(F.FAMILIES)
+    assert ARGUMENT_SPEC["families"]["default"] == list(C.FAMILIES)
     assert ARGUMENT_SPEC["formats"]["choices"] == list(R.NAMES)
     for option in ("retrans_ratio", "memlock", "device_mode"):
-        assert ARGUMENT_SPEC[option]["default"] == F.DEFAULTS[option]
+        assert ARGUMENT_SPEC[option]["default"] == C.DEFAULTS[option]
 
 
 @pytest.mark.parametrize("text, inert", [

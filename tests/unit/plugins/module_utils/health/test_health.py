@@ -12,6 +12,7 @@ import os
 import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _check as _health
+from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _judges
 from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _manifest
 from ansible_collections.hpcnet.rdma.plugins.modules import sysctl_tuning
 
@@ -56,7 +57,7 @@ def fabric(**changes):
     (fabric(), 7, [("gid.missing", "drain")]),                     # absent
 ])
 def test_judge_links(fab, gid, expected):
-    assert codes(_health.judge_links(fab, ["data0"], gid)) == expected
+    assert codes(_judges.judge_links(fab, ["data0"], gid)) == expected
 
 
 S0 = {"time": 100.0, "netdevs": {"data0": {"carrier_changes": 2, "counters": {"rx_errors": 0, "rx_dropped": 5}}},
@@ -89,7 +90,7 @@ def later(**kw):
     (later(symbol_error=9), S0, 0, [("counters.errors", "warn")]),
 ])
 def test_judge_counters(now, before, flap_max, expected):
-    found = _health.judge_counters(now, before, flap_max)
+    found = _judges.judge_counters(now, before, flap_max)
     assert codes(found) == expected
     if expected and expected[0][0] == "link.flap":
         assert "since the last check 60s ago" in found[0]["evidence"]
@@ -110,7 +111,7 @@ def limits(kib, value):
     ({"group": "rdma", "soft": None, "hard": None}, None, []),     # not checked
 ])
 def test_judge_memlock(memlock, required, expected):
-    assert codes(_health.judge_memlock(memlock, required)) == expected
+    assert codes(_judges.judge_memlock(memlock, required)) == expected
 
 
 @pytest.mark.parametrize("values, fleet, expected", [
@@ -121,7 +122,7 @@ def test_judge_memlock(memlock, required, expected):
     ({"net.ipv4.neigh.default.gc_thresh2": None, "net.ipv4.neigh.default.gc_thresh3": None}, 600, []),
 ])
 def test_judge_neigh(values, fleet, expected):
-    assert codes(_health.judge_neigh(values, fleet)) == expected
+    assert codes(_judges.judge_neigh(values, fleet)) == expected
 
 
 def link(cs, ms, cw, mw):
@@ -137,14 +138,14 @@ def link(cs, ms, cw, mw):
     ({}, []),
 ])
 def test_judge_pcie(pcie, expected):
-    assert codes(_health.judge_pcie(pcie)) == expected
+    assert codes(_judges.judge_pcie(pcie)) == expected
 
 
 @pytest.mark.parametrize("gpus, rdma, modules, expected", [
     (0, 1, [], []), (8, 0, [], []), (8, 2, ["nvidia_peermem"], []), (8, 2, ["ib_core"], [("gpu.peermem", "drain")]),
 ])
 def test_judge_gpu(gpus, rdma, modules, expected):
-    assert codes(_health.judge_gpu(gpus, rdma, modules)) == expected
+    assert codes(_judges.judge_gpu(gpus, rdma, modules)) == expected
 
 
 @pytest.mark.parametrize("drift, expected", [
@@ -157,7 +158,7 @@ def test_judge_gpu(gpus, rdma, modules, expected):
       "interrupted": [{"id": 3, "module": "nic_tuning", "time": "t"}]}, [("drift.key", "drain"), ("drift.interrupted", "warn")]),
 ])
 def test_judge_drift(drift, expected):
-    assert codes(_health.judge_drift(drift)) == expected
+    assert codes(_judges.judge_drift(drift)) == expected
 
 
 # ---------------------------------------------------------------------- manifest
@@ -182,7 +183,7 @@ def test_a_tie_goes_to_the_first_host_and_says_so():
 @pytest.mark.parametrize("host, expected", [("n1", []), ("n3", ["kernel", "mtu"])])
 def test_the_odd_node_is_a_drain_finding_with_the_majority_as_evidence(host, expected):
     m = _manifest.learn(ATTRS, ["n1", "n2", "n3"])
-    found = _health.judge_manifest(ATTRS[host], m)
+    found = _judges.judge_manifest(ATTRS[host], m)
     assert [f["item"] for f in found] == expected
     assert all(f["severity"] == "drain" and f["code"] == "manifest.differs" for f in found)
     if found:
@@ -190,28 +191,28 @@ def test_the_odd_node_is_a_drain_finding_with_the_majority_as_evidence(host, exp
 
 
 def test_no_manifest_is_information_only():
-    assert codes(_health.judge_manifest({}, None)) == [("manifest.missing", "info")]
+    assert codes(_judges.judge_manifest({}, None)) == [("manifest.missing", "info")]
 
 
 # ---------------------------------------------------------------------- verdict
 @pytest.mark.parametrize("found, rc, line", [
     ([], 0, None),
-    ([_health.finding("counters.baseline", "first")], 0, None),
-    ([_health.finding("port.mtu", "rxe0 port 1 active MTU 1024 is above data0's MTU 512")], 1,
+    ([_judges.finding("counters.baseline", "first")], 0, None),
+    ([_judges.finding("port.mtu", "rxe0 port 1 active MTU 1024 is above data0's MTU 512")], 1,
      "ERROR: hpcnet-rdma: port.mtu rxe0 port 1 active MTU 1024 is above data0's MTU 512"),
-    ([_health.finding("link.down", "data0 operstate is down"), _health.finding("memlock.low", "x")], 1,
+    ([_judges.finding("link.down", "data0 operstate is down"), _judges.finding("memlock.low", "x")], 1,
      "ERROR: hpcnet-rdma: link.down data0 operstate is down (+1 more)"),
 ])
 def test_verdict_follows_nhc(found, rc, line):
-    v = _health.verdict(found)
+    v = _judges.verdict(found)
     assert (v["rc"], v["line"]) == (rc, line)
     if line:
         assert v["reason"] == line[len("ERROR: "):].replace("hpcnet-rdma: ", "hpcnet-rdma:", 1)
 
 
 def test_every_code_has_a_known_severity_and_a_fix_or_says_why_not():
-    for code, (severity, meaning, fix) in _health.CODES.items():
-        assert severity in _health.SEVERITIES and meaning
+    for code, (severity, meaning, fix) in _judges.CODES.items():
+        assert severity in _judges.SEVERITIES and meaning
         assert fix or code in ("counters.baseline", "manifest.differs", "read.failed"), code
 
 
@@ -272,7 +273,7 @@ def test_faults_on_the_node_are_the_expected_codes(tmp_path):
         [("gid.missing", "drain"), ("link.flap", "drain"), ("memlock.low", "drain"), ("pcie.width", "drain"),
          ("port.mtu", "drain"), ("neigh.gc_thresh", "warn"), ("manifest.missing", "info")])
     severities = [f["severity"] for f in out["findings"]]
-    assert severities == sorted(severities, key=_health.SEVERITIES.index)
+    assert severities == sorted(severities, key=_judges.SEVERITIES.index)
     assert out["verdict"]["rc"] == 1 and out["verdict"]["line"].startswith("ERROR: hpcnet-rdma: gid.missing ")
 
 
