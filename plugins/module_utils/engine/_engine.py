@@ -152,7 +152,15 @@ class Engine(object):
     def _locked(self) -> Iterator[None]:
         """The journal directory made (what is missing of it) and its lock held.  A call that fails
         having changed nothing - no journal file left - removes the lock file it created (while it
-        holds it) and the directories it made: a failed call leaves the node as it found it."""
+        holds it) and the directories it made: a failed call leaves the node as it found it.
+
+        A node_tuning call's engine runs under its Transaction's lock instead, taken at the call's
+        first run that needs it and held (cleaned up as above) until the call ends: the engine does not
+        take it again (a second flock on a new descriptor of the same file would wait for the first)."""
+        if self.transaction is not None and self.transaction.holds(self.journal.lock_path):
+            self.transaction.lock()
+            yield
+            return
         reason = self.journal.make_dir()
         if reason:
             self.fail("journal_dir: %s cannot hold the journal (%s); give a writable local directory"

@@ -19,10 +19,12 @@ Otherwise the call is all-or-nothing for the node (STYLE.md "Transactions"):
    writes nothing (no key, no file, no journal directory or lock) - so a bad value anywhere (an
    unknown interface, a value above what the NIC allows, an unsupported setting) fails the call
    naming the step, with nothing changed.  In check mode this plan is the result: one plan;
-3. the steps run for real, in order, each its module's own run (lock, re-plan, journal generation,
-   apply, read back).  When a step fails there - the kernel or a driver refusing, or a re-plan that
-   no longer holds - the steps this call already applied are reverted too, newest first, and their
-   changes leave the journal (``_transaction.Transaction``); a key that cannot be put back is named, stays
+3. the steps run for real, in order, each its module's own run (re-plan, journal generation, apply,
+   read back) under one journal lock: the call's Transaction takes it at the first step that needs it
+   and holds it until the last step (and a revert) is done, so no other run takes it between two
+   steps.  When a step fails there - the kernel or a driver refusing, or a re-plan that no longer
+   holds - the steps this call already applied are reverted too, newest first, and their changes
+   leave the journal (``_transaction.Transaction``); a key that cannot be put back is named, stays
    journaled, and ``tuning_state rollback`` recovers it.
 
 A step is planned against the node as the call finds it, so a step whose input is valid only after an
@@ -277,27 +279,32 @@ def plan(module: Any, host: Host, steps: List[Dict[str, Any]], validated: List[D
 
 
 def apply(module: Any, host: Host, steps: List[Dict[str, Any]], validated: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
-    """The steps for real, in order, in one Transaction: a step that fails reverts the steps this
-    call applied before it, and the call fails saying so."""
+    """The steps for real, in order, in one Transaction under one journal lock: a step that fails
+    reverts the steps this call applied before it, and the call fails saying so."""
     params = module.params
     transaction = _transaction.Transaction(host, params["journal_dir"])
     results: List[Dict[str, Any]] = []
-    for index, (step, step_params) in enumerate(zip(steps, validated)):
-        label = label_of(index, step)
-        transaction.step = label
-        try:
-            result = body(step["module"]).run(StepModule(module, label, step_params, transaction=transaction), host)
-        except StepFailed as e:
-            msg, stays = reverted(transaction)
-            module.fail_json(msg="%s (hpcnet.rdma.%s): %s%s" % (label, step["module"], e.msg, msg),
-                             changed=bool(stays) or "REVERT FAILED" in e.msg, results=results, still_applied=stays,
-                             failed_step=dict(e.result, index=index, module=step["module"], name=step["name"]))
-        except Exception:
-            try:   # a fault in the code, not in the node: the node is put back all the same
-                reverted(transaction)
-            finally:
-                raise
-        results.append(dict(result, module=step["module"], name=step["name"]))
+    failed = True
+    try:
+        for index, (step, step_params) in enumerate(zip(steps, validated)):
+            label = label_of(index, step)
+            transaction.step = label
+            try:
+                result = body(step["module"]).run(StepModule(module, label, step_params, transaction=transaction), host)
+            except StepFailed as e:
+                msg, stays = reverted(transaction)
+                module.fail_json(msg="%s (hpcnet.rdma.%s): %s%s" % (label, step["module"], e.msg, msg),
+                                 changed=bool(stays) or "REVERT FAILED" in e.msg, results=results, still_applied=stays,
+                                 failed_step=dict(e.result, index=index, module=step["module"], name=step["name"]))
+            except Exception:
+                try:   # a fault in the code, not in the node: the node is put back all the same
+                    reverted(transaction)
+                finally:
+                    raise
+            results.append(dict(result, module=step["module"], name=step["name"]))
+        failed = False
+    finally:   # the journal lock the first step that needed it took, held through every step (and a revert)
+        transaction.release(failed)
     return results
 
 

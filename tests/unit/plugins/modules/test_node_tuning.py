@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+import types
 
 import pytest
 
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _transaction
 from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _module as _node_tuning
 from ansible_collections.hpcnet.rdma.plugins.modules import managed_files, nic_tuning, node_tuning, sysctl_tuning
 
@@ -356,8 +360,10 @@ def test_every_step_module_has_a_body_with_spec_and_run():
 
 
 def test_a_key_another_run_changed_in_between_is_left_as_it_is_and_named(lab):
-    """Between two steps another run may take the journal lock: a key that no longer holds what this
-    call applied is not reverted over the other run's value; it is named and stays journaled."""
+    """No other run of ours takes the journal lock between two steps (the call holds it throughout:
+    the test below), but a writer that ignores the lock (``sysctl -w`` by hand, another tool) may
+    change a key the call applied: a key that no longer holds what this call applied is not reverted
+    over the other writer's value; it is named and stays journaled."""
     real = lab.run
 
     def meanwhile(argv):
@@ -376,6 +382,111 @@ def test_a_key_another_run_changed_in_between_is_left_as_it_is_and_named(lab):
     assert lab.read("/proc/sys/vm/swappiness").strip() == "33"
     assert lab.read("/proc/sys/net/ipv4/tcp_sack").strip() == "1"
     assert [k for _m, _s, _r, k in generations(lab)] == [["sysctl:vm.swappiness"]]
+
+
+PROBE = """
+import fcntl, os, sys
+try:
+    fd = os.open(sys.argv[1], os.O_RDWR)
+except FileNotFoundError:
+    sys.exit(4)
+try:
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+except OSError:
+    sys.exit(3)
+"""
+
+
+def lock_state(node):
+    """What another process finds of the journal lock: "held", "free" or "absent" (no lock file)."""
+    rc = subprocess.run([sys.executable, "-c", PROBE, node.path(JDIR + "/lock")]).returncode
+    return {0: "free", 3: "held", 4: "absent"}[rc]
+
+
+def probing(monkeypatch, node, seen):
+    """Every step's real run (not the plan's check-mode run) and the revert note the lock's state as
+    another process finds it, before and after."""
+    real_body = _node_tuning.body
+
+    def body(name):
+        found = real_body(name)
+
+        def run(module, host):
+            if module.check_mode:
+                return found.run(module, host)
+            seen.append(("before", name, lock_state(node)))
+            out = found.run(module, host)
+            seen.append(("after", name, lock_state(node)))
+            return out
+        return types.SimpleNamespace(ARGUMENT_SPEC=found.ARGUMENT_SPEC, run=run)
+
+    real_revert = _transaction.Transaction.revert
+
+    def revert(self):
+        seen.append(("revert", None, lock_state(node)))
+        return real_revert(self)
+
+    monkeypatch.setattr(_node_tuning, "body", body)
+    monkeypatch.setattr(_transaction.Transaction, "revert", revert)
+
+
+def test_the_call_holds_the_journal_lock_from_its_first_locked_step_to_its_end(lab, monkeypatch):
+    """Issue 26: one lock, one journal run.  The first step that writes takes the journal lock (check
+    mode and the plan take none, and no step before it wrote anything); from then on no other process
+    can take it - between steps, or as a later step starts - until the call ends, and then it is free."""
+    seen = []
+    probing(monkeypatch, lab, seen)
+    out = batch(lab)
+    assert out["changed"]
+    assert seen == [("before", "sysctl_tuning", "absent"), ("after", "sysctl_tuning", "held"),
+                    ("before", "nic_tuning", "held"), ("after", "nic_tuning", "held"),
+                    ("before", "managed_files", "held"), ("after", "managed_files", "held")]
+    assert lock_state(lab) == "free"
+    # every step still its own journal generation and scope
+    assert [(m, sc) for m, sc, _r, _k in generations(lab)] == [
+        ("sysctl_tuning", "tuning.sysctl"), ("nic_tuning", "tuning.nic"), ("managed_files", "tuning.record")]
+    # a rerun that changes nothing takes no lock; check mode none either
+    del seen[:]
+    assert not batch(lab, journal_run="r2")["changed"]
+    batch(lab, check=True, journal_run="r3")
+    assert [state for _w, _n, state in seen] == ["free"] * 6
+
+
+def test_the_lock_is_held_through_a_revert_and_the_call_that_changed_nothing_leaves_none(lab, monkeypatch):
+    seen = []
+    probing(monkeypatch, lab, seen)
+    before = lab.snapshot()
+    lab.fail_on = "mtu 9000"
+    with pytest.raises(Failed) as e:
+        batch(lab)
+    assert "so the earlier steps of this call were reverted" in e.value.msg, e.value.msg
+    assert seen == [("before", "sysctl_tuning", "absent"), ("after", "sysctl_tuning", "held"),
+                    ("before", "nic_tuning", "held"), ("revert", None, "held")]
+    assert lab.snapshot() == before and not os.path.exists(lab.path(JDIR))
+
+
+def test_a_call_waits_for_the_lock_another_run_holds(lab):
+    """The call's lock is the journal lock every run serializes on: held by another process, the
+    call waits for it (here: gives up after its timeout) and changes nothing."""
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _host
+    os.makedirs(lab.path(JDIR), mode=0o700)
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, os, sys, time\n"
+                               "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)\n"
+                               "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('held', flush=True)\nsys.stdin.read()\n",
+                               lab.path(JDIR + "/lock")], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout.readline().strip() == b"held"
+        before = lab.snapshot()
+        real = _host.Host.lock
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(_host.Host, "lock", lambda self, path, timeout=60.0: real(self, path, 0.3))
+            with pytest.raises(Failed) as e:
+                batch(lab)
+        assert "is held by another run" in e.value.msg, e.value.msg
+        assert lab.snapshot() == before
+    finally:
+        holder.stdin.close()
+        holder.wait(10)
 
 
 # ---------------------------------------------------------------- sections: one declared state per concern
