@@ -7,7 +7,9 @@ logs `[<scenario> > <action>] Executing` and ends where the next one starts (or 
 input).  Several steps share an action (`side_effect`, `verify`), so a step is named by its action
 and by the first thing that tells them apart inside it: the first `PLAY [...]` name of a playbook,
 or the folder of the first testinfra file.  At the end the table (seconds per step, slowest first
-marked) goes to stdout and to --table.  The filter never fails the pipeline: its exit status is 0.
+marked) goes to stdout and to --table, then the slowest Ansible tasks (a task runs from its
+`TASK [...]` line to the next task, play or step line), so a step that grew can be traced to the
+tasks that grew it.  The filter never fails the pipeline: its exit status is 0.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ STEP = re.compile(r"(?:\[[\w.-]+ > (?P<plain>[\w-]+)\]|\b[\w.-]+ ➜ (?P<marked>
 # verify's second line names its test folder: "... Executing Testinfra tests found in /x/molecule/vm/tests_metrics/..."
 TESTDIR = re.compile(r"Executing Testinfra tests found in \S*/(?P<dir>[\w.-]+)/(?:\.\.\.)?\s*$")
 PLAY = re.compile(r"^PLAY \[(?P<name>[^\]]*)\]")
+TASK = re.compile(r"^TASK \[(?P<name>.*)\] \**$")
+RECAP = re.compile(r"^PLAY RECAP ")
+SLOWEST_TASKS = 15
 TESTFILE = re.compile(r"^(?:\S*/)?(?P<dir>tests\w*)/test_\w+\.py\b")
 
 
@@ -33,10 +38,16 @@ class Steps(object):
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
         self.steps: List[list] = []
+        self.tasks: List[list] = []  # [step index, task name, started, ended-or-None]
 
     def feed(self, line: str) -> None:
         match = STEP.search(line)
         now = self.clock()
+        task = TASK.match(line)
+        if match or task or PLAY.match(line) or RECAP.match(line):
+            self._close_task(now)
+        if task and self.steps:
+            self.tasks.append([len(self.steps) - 1, task.group("name"), now, None])
         if match:
             self._close(now)
             self.steps.append([match.group("plain") or match.group("marked"), now, None, None])
@@ -53,8 +64,14 @@ class Steps(object):
         if self.steps and self.steps[-1][2] is None:
             self.steps[-1][2] = now
 
+    def _close_task(self, now: float) -> None:
+        if self.tasks and self.tasks[-1][3] is None:
+            self.tasks[-1][3] = now
+
     def table(self) -> Tuple[str, List[Tuple[str, float]]]:
-        self._close(self.clock())
+        now = self.clock()
+        self._close(now)
+        self._close_task(now)
         rows = [("%s (%s)" % (name, detail) if detail else name, end - start) for name, start, end, detail in self.steps]
         if not rows:
             return "step times: no Molecule step seen in the output\n", rows
@@ -64,6 +81,11 @@ class Steps(object):
         for i, (name, secs) in enumerate(rows):
             out.append("  %s %7.1f%s" % (name.ljust(width), secs, " *" if i in slowest else ""))
         out.append("  %s %7.1f" % ("total".ljust(width), sum(r[1] for r in rows)))
+        tasks = sorted(self.tasks, key=lambda t: -(t[3] - t[2]))[:SLOWEST_TASKS]
+        if tasks:
+            out.append("slowest tasks (seconds, wall; step: task)")
+            for step, name, start, end in tasks:
+                out.append("  %7.1f  %s: %s" % (end - start, rows[step][0], name))
         return "\n".join(out) + "\n", rows
 
 

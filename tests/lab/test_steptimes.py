@@ -66,3 +66,31 @@ def test_no_step_seen_says_so(tmp_path):
     out = io.StringIO()
     steptimes.run(io.StringIO("just text\n"), out, str(tmp_path / "t"), _clock([0.0, 1.0, 2.0]))
     assert (tmp_path / "t").read_text() == "step times: no Molecule step seen in the output\n"
+
+
+def test_slowest_tasks_are_listed_with_their_step():
+    log = (
+        "INFO     [vm > converge] Executing\n"
+        "PLAY [Tune the RDMA nodes] ******\n"
+        "TASK [Gathering Facts] *********\n"
+        "TASK [hpcnet.rdma.rdma_tuning : Tune the node in one call] *******\n"
+        "ok: [vm1]\n"
+        "PLAY RECAP *********\n"
+        "INFO     [vm > destroy] Executing\n"
+    )
+    # ticks: one per line, then the final close
+    clock = _clock([float(t) for t in (0, 1, 2, 5, 30, 31, 32, 33)])
+    out = io.StringIO()
+    steptimes.run(io.StringIO(log), out, None, clock)
+    table = out.getvalue()[len(log):]
+    tasks = table.split("slowest tasks (seconds, wall; step: task)\n")[1].splitlines()
+    assert tasks[0].split() == ["26.0", "converge", "(Tune", "the", "RDMA", "nodes):",
+                                "hpcnet.rdma.rdma_tuning", ":", "Tune", "the", "node", "in", "one", "call"]
+    assert tasks[1].split()[0] == "3.0" and tasks[1].endswith("Gathering Facts")
+    assert len(tasks) == 2
+
+
+def test_no_task_no_task_table():
+    out = io.StringIO()
+    steptimes.run(io.StringIO(LOG), out, None, _clock([float(t) for t in range(13)]))
+    assert "slowest tasks" not in out.getvalue()
