@@ -77,14 +77,22 @@ options:
     type: str
   sync:
     description:
-      - Before any step, answer M(hpcnet.rdma.tuning_state) O(hpcnet.rdma.tuning_state#module:action=in_sync)'s
-        question, reading only - is the node exactly as a tune with these inputs leaves it? - and return
-        the answer as RV(sync). With O(sync.skip) and the node in sync, no step runs (RV(skipped_steps)).
-      - The C(hpcnet.rdma.tuning) role's no-change rerun is this one call.
+      - Before any step, answer, reading only (no lock, no write; the same in check mode), whether the node is
+        exactly as a tune with these inputs leaves it, and return the answer as RV(sync). With O(sync.skip)
+        and the node in sync, no step runs (RV(skipped_steps)).
+      - In sync only when the profile record in O(sync.profile_file) carries O(sync.inputs_digest), no journal
+        generation is interrupted, every scope in O(sync.scopes) has targets in the journal (each journaled
+        call with a C(release_scope) stores the value of every key it manages, changed or already right, and
+        a fingerprint of the node's interfaces, addresses, queue IRQs, online CPUs, RDMA devices and kernel
+        release; every rollback drops them), the node's devices still fingerprint the same, and every target
+        key's live value is the same as its target (as for M(hpcnet.rdma.tuning_state)'s drift). Otherwise
+        the answer's C(reasons) name each scope, key or fact that differs.
+      - The C(hpcnet.rdma.tuning) role's no-change rerun is this one call; it is the collection's only
+        in-sync check (M(hpcnet.rdma.tuning_state)'s C(in_sync) action of 0.2.0 was removed in 0.3.0).
     type: dict
     suboptions:
       inputs_digest:
-        description: The digest of every input of the tune (as M(hpcnet.rdma.tuning_state) takes it).
+        description: The digest of every input of the tune (the C(hpcnet.rdma.tuning) role records it in the profile record).
         type: str
         required: true
       scopes:
@@ -209,8 +217,9 @@ previous:
   sample: [{"sysctl:net.core.rmem_max": "212992"}]
 sync:
   description:
-    - With O(sync), M(hpcnet.rdma.tuning_state) O(hpcnet.rdma.tuning_state#module:action=in_sync)'s
-      answer, read before any step - C(in_sync), C(reasons), C(checked), C(inputs_digest), C(record) (the
+    - With O(sync), the in-sync answer, read before any step - C(in_sync), C(reasons) (each with the C(scope),
+      C(module) and C(key) it concerns where one applies; a key that differs also shows its C(target) and
+      C(current) value), C(checked) (how many target keys were read live), C(inputs_digest), C(record) (the
       profile record's C(name), C(digest), C(chain) and C(inputs_digest), or null), C(interrupted) and,
       when not in sync, C(msg).
   returned: when O(sync) is given

@@ -34,40 +34,19 @@ description:
     RV(interrupted); the next run that takes the journal lock (any module's, or a rollback) reads its
     keys back, keeps the ones that changed (marked C(reconciled)) and forgets the ones that did not.
   - The journal is on disk, so rollback also works after a reboot.
-  - O(action=in_sync) answers whether a tune with the same inputs would change nothing, reading only
-    (no lock, no write; the same in check mode). RV(in_sync) is true only when the profile record in
-    O(profile_file) carries O(inputs_digest), no journal generation is interrupted, every scope in O(scopes)
-    has targets in the journal (each journaled call with a C(release_scope) stores the value of every key
-    it manages, changed or already right, and a fingerprint of the node's interfaces, addresses, queue
-    IRQs, online CPUs, RDMA devices and kernel release; every rollback drops them), the node's devices
-    still fingerprint the same, and every target key's live value is the same as its target (as for
-    RV(drift)). Otherwise RV(reasons) names each scope, key or fact that differs. The
-    C(hpcnet.rdma.tuning) role uses it to skip a no-change rerun.
 requirements:
   - The tools of what it restores - C(ethtool) and iproute2 for NIC keys, C(dcb) or C(mlnx_qos) for QoS keys,
     kmod for modules, systemd for units, C(dpkg)/C(rpm) for packages; none for status.
 options:
   action:
     description:
-      - C(status) reads the journal; C(rollback) restores originals; C(in_sync) checks whether a tune with
-        O(inputs_digest) over O(scopes) would change nothing.
-      - V(in_sync) was added in version 0.2.0.
+      - C(status) reads the journal; C(rollback) restores originals.
+      - The C(in_sync) action of version 0.2.0 was removed in 0.3.0 - whether a tune would change anything is
+        that tune's check mode, and the C(hpcnet.rdma.tuning) role's no-change rerun asks it inside its one
+        M(hpcnet.rdma.node_tuning) call (O(hpcnet.rdma.node_tuning#module:sync)).
     type: str
-    choices: [status, rollback, in_sync]
+    choices: [status, rollback]
     default: status
-  inputs_digest:
-    description:
-      - With O(action=in_sync) (required there), the digest of every input of the tune; in sync only when
-        the profile record in O(profile_file) has the same C(inputs_digest).
-    type: str
-    version_added: 0.2.0
-  scopes:
-    description:
-      - With O(action=in_sync) (required there), the C(release_scope)s the tune calls modules with, such as
-        C(tuning.sysctl); each must have targets stored in the journal, and every target must hold live.
-    type: list
-    version_added: 0.2.0
-    elements: str
   scope:
     description: With O(action=rollback), C(all) restores every original; C(last) undoes the newest run only.
     type: str
@@ -78,7 +57,6 @@ options:
       - With O(action=status), the file where the C(hpcnet.rdma.tuning) role records the applied profile
         (name, digest of its resolved values, inheritance chain); it is journaled like every other file,
         so rollback returns it with the rest. RV(profile) shows it with the time it was applied.
-      - With O(action=in_sync), the record whose C(inputs_digest) must equal O(inputs_digest).
     type: path
     default: /etc/hpcnet-rdma/profile.json
   on_unrestorable:
@@ -110,13 +88,6 @@ EXAMPLES = r"""
   hpcnet.rdma.tuning_state:
     action: rollback
     scope: last
-
-- name: Would a tune with these inputs change anything? (reads only)
-  hpcnet.rdma.tuning_state:
-    action: in_sync
-    inputs_digest: "{{ my_inputs | to_json(sort_keys=true) | hash('sha256') }}"
-    scopes: [tuning.sysctl, tuning.nic, tuning.record]
-  register: sync
 
 - name: Restore the node to what it was before the first tune
   hpcnet.rdma.tuning_state:
@@ -207,45 +178,9 @@ reconciled:
   type: list
   elements: dict
   sample: [{"generation": 4, "module": "sysctl_tuning", "kept": ["sysctl:vm.swappiness"], "dropped": []}]
-in_sync:
-  description: Whether a tune with O(inputs_digest) over O(scopes) would change nothing on this node.
-  returned: when O(action=in_sync)
-  type: bool
-  version_added: 0.2.0
-  sample: false
-reasons:
-  description:
-    - Why the node is not in sync, each with the C(scope), C(module) and C(key) it concerns where one applies
-      (a key that differs also shows its C(target) and C(current) value, files as size, sha256, mode and owner);
-      empty when in sync.
-  returned: when O(action=in_sync)
-  type: list
-  version_added: 0.2.0
-  elements: dict
-  sample: [{"scope": "tuning.sysctl", "module": "sysctl_tuning", "key": "sysctl:net.ipv4.tcp_rmem",
-            "reason": "differs from its target", "target": "4096 87380 268435456", "current": "4096 131072 6291456"}]
-record:
-  description: The profile record in O(profile_file) as the last tune wrote it; null when there is none.
-  returned: when O(action=in_sync)
-  type: dict
-  version_added: 0.2.0
-  sample: {"name": "mpi", "digest": "sha256:6c1f...", "inputs_digest": "9f2c...", "sysctls": {}}
-inputs_digest:
-  description: O(inputs_digest) as checked (the C(hpcnet.rdma.tuning) role records it after a full run).
-  returned: when O(action=in_sync)
-  type: str
-  version_added: 0.2.0
-  sample: 9f2c51d0e4...
-checked:
-  description: How many target keys O(action=in_sync) read live.
-  returned: when O(action=in_sync)
-  type: int
-  version_added: 0.2.0
-  sample: 24
 msg:
   description:
     - C(nothing to roll back ...) when the journal records no change; the unrestored keys, or the interrupted generations.
-    - With O(action=in_sync), C(not in sync:) and the first reasons, when it is not.
   returned: when there is something to say
   type: str
 """
@@ -253,7 +188,6 @@ msg:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _engine
-from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _journal
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _journal_schema
 from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _concerns as _registry
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
@@ -266,9 +200,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Pl
 PROFILE_FILE = _status.PROFILE_FILE
 
 ARGUMENT_SPEC = _spec.argument_spec(dict(
-    action=dict(type="str", choices=["status", "rollback", "in_sync"], default="status"),
-    inputs_digest=dict(type="str"),
-    scopes=dict(type="list", elements="str"),
+    action=dict(type="str", choices=["status", "rollback"], default="status"),
     scope=dict(type="str", choices=["all", "last"], default="all"),
     on_unrestorable=dict(type="str", choices=["fail", "warn"], default="fail"),
     profile_file=dict(type="path", default=PROFILE_FILE),
@@ -285,19 +217,6 @@ def status(module, host: Host) -> dict:
         out["msg"] = _status.interrupted_msg(out["interrupted"])
         module.warn(out["msg"])
     return out
-
-
-def in_sync(module, host: Host) -> dict:
-    """Reads only (no lock, no write): the same in check mode."""
-    params = module.params
-    try:
-        journal = _journal.Journal(host, params["journal_dir"])
-        journal.load()
-        out = _status.in_sync(host, journal, params["profile_file"], params["inputs_digest"], params["scopes"])
-    except (_journal_schema.JournalError, HostError) as e:
-        module.fail_json(msg=str(e))
-    interrupted = [{"id": g["id"], "module": g.get("module"), "time": g.get("time")} for g in journal.interrupted()]
-    return dict(changed=False, changes=[], previous={}, current={}, interrupted=interrupted, **out)
 
 
 def rollback(module, host: Host) -> dict:
@@ -369,14 +288,11 @@ def rollback(module, host: Host) -> dict:
 def run(module, host: Host) -> dict:
     if module.params["action"] == "status":
         return status(module, host)
-    if module.params["action"] == "in_sync":
-        return in_sync(module, host)
     return rollback(module, host)
 
 
 def main() -> None:
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True,
-                           required_if=[("action", "in_sync", ("inputs_digest", "scopes"))])
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     module.exit_json(**run(module, Host.from_module(module)))
 
 

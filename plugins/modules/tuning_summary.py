@@ -59,7 +59,7 @@ options:
     type: bool
     default: false
   sync:
-    description: The in-sync answer (M(hpcnet.rdma.tuning_state) C(in_sync) or M(hpcnet.rdma.node_tuning) C(sync)) -
+    description: The in-sync answer (M(hpcnet.rdma.node_tuning)'s RV(hpcnet.rdma.node_tuning#module:sync)) -
       C(inputs_digest), C(checked), C(msg).
     type: dict
     default: {}

@@ -69,6 +69,8 @@ def fast_path(fast: bool, fast_allowed: bool, sync: Optional[Dict[str, Any]], sc
     if not fast_allowed:
         return ("not taken: only a full run may skip (rdma_fast_rerun, no --tags, no --skip-tags of the role's tags, "
                 "not a switch, not a bake)")
+    if sync.get("in_sync"):
+        return "not taken: in sync, but the RDMA stack's role changed something before the one call, so every concern ran"
     return "not taken: " + _s(sync.get("msg") or "not checked")
 
 

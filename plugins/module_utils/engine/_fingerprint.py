@@ -10,7 +10,7 @@ devices there are: the interfaces a glob, driver or subnet selects, the queue IR
 (by name), the online CPUs a policy spreads them over, the RDMA devices QoS and the app config name,
 the kernel release whose modules the stack loads, and the context that decides what the kernel
 lets a call set (a container; /proc/sys mounted read-only or remounted writable).  The live values are compared key by key
-(``tuning_state action=in_sync``); this fingerprint covers the rest, so a NIC, an address, a queue
+(``node_tuning``'s ``sync``); this fingerprint covers the rest, so a NIC, an address, a queue
 or a CPU that came or went since the targets were stored is never taken for "in sync".
 
 Each section is a string (a digest, or the cpulist), so ``in_sync`` can name what changed.  A

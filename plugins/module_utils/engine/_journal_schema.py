@@ -28,7 +28,7 @@ Layout (``/var/lib/hpcnet-rdma/`` by default)::
   stored after it (so every entry of a run that stored anything is re-stamped by that run, in call
   order: the last call of a finished run - the tuning role's profile record - holds the highest
   ``seq``, and an entry stored after it belongs to a run that did not finish); a steady-state rerun
-  writes nothing.  Every rollback drops all targets.  ``tuning_state action=in_sync`` compares them
+  writes nothing.  Every rollback drops all targets.  ``node_tuning``'s ``sync`` compares them
   with the live values.  Schema 1 (no targets) is read and written back as schema 2.
 """
 from __future__ import annotations

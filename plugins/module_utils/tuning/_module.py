@@ -9,8 +9,9 @@ with its own argument spec, engine, journal generation and release scope - exact
 module does as a task of its own.  What a step saves is the per-task cost around it: the
 controller's task setup, the payload transfer and the node's Python start and imports.
 
-With ``sync`` the call first answers tuning_state's ``in_sync`` question (read only) and, when the
-node is in sync and ``sync.skip``, runs no step: the tuning role's no-change rerun.
+With ``sync`` the call first answers whether the node is exactly as a tune with these inputs leaves
+it (``_status.in_sync``, read only) and, when it is and ``sync.skip``, runs no step: the tuning role's
+no-change rerun, and the collection's one in-sync check.
 
 Otherwise the call is all-or-nothing for the node (STYLE.md "Transactions"):
 
@@ -122,7 +123,7 @@ def steps_of(params: Dict[str, Any]) -> List[Dict[str, Any]]:
             for concern, module in SECTIONS if params.get(concern) is not None]
 
 
-# What sync returns of the profile record (tuning_state in_sync returns all of it).
+# What sync returns of the profile record.
 RECORD_KEYS = ("name", "digest", "chain", "inputs_digest")
 
 
@@ -202,8 +203,7 @@ def validate(params: Dict[str, Any], steps: List[Dict[str, Any]]) -> List[Dict[s
 
 
 def sync_state(module: Any, host: Host) -> Dict[str, Any]:
-    """tuning_state action=in_sync, read only, before any step: is the node exactly as a tune with
-    these inputs leaves it?"""
+    """Read only, before any step: is the node exactly as a tune with these inputs leaves it?"""
     params = module.params
     try:
         journal = _journal.Journal(host, params["journal_dir"])

@@ -11,7 +11,7 @@ value the collection last set (the drift); the generations, the interrupted ones
 the ``hpcnet.rdma.tuning`` role recorded.  Reads only: it takes no journal lock and writes nothing.
 Every domain is read through ``_registry`` (any key any module wrote).
 
-:func:`in_sync` answers ``tuning_state action=in_sync``: whether a tune with the same inputs would
+:func:`in_sync` answers ``node_tuning``'s ``sync`` (the tuning role's no-change rerun): whether a tune with the same inputs would
 change nothing (the role's fast path for a no-change rerun), with the reasons when not.
 """
 from __future__ import annotations

@@ -2,9 +2,10 @@
 # Copyright (c) 2026 hpcnet.rdma contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The journal's targets (every key a scoped call manages, stored only when they differ) and
-tuning_state action=in_sync on a fake node: in sync only when the record's inputs digest, every
-scope's targets, the node's devices and every live value agree - and never after a rollback."""
+"""The journal's targets (every key a scoped call manages, stored only when they differ) and the one
+in-sync check - node_tuning's sync, read before any step - on a fake node: in sync only when the
+record's inputs digest, every scope's targets, the node's devices and every live value agree - and
+never after a rollback."""
 from __future__ import annotations
 
 import json
@@ -13,7 +14,7 @@ import os
 import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _fingerprint
-from ansible_collections.hpcnet.rdma.plugins.modules import managed_files, nic_tuning, sysctl_tuning, tuning_state
+from ansible_collections.hpcnet.rdma.plugins.modules import managed_files, nic_tuning, node_tuning, sysctl_tuning, tuning_state
 
 from ...conftest import FakeModule, mlx5, veth
 
@@ -39,6 +40,10 @@ def call(mod, node, params, check=False):
     return mod.run(FakeModule(mod.ARGUMENT_SPEC, params, check_mode=check), node.host())
 
 
+def record(digest=DIGEST):
+    return [{"path": RECORD, "content": json.dumps({"name": "mpi", "inputs_digest": digest}) + "\n"}]
+
+
 def tune(node, digest=DIGEST, check=False, run="r1"):
     """What the tuning role does for these three scopes, the record last."""
     common = {"journal_run": run}
@@ -46,14 +51,20 @@ def tune(node, digest=DIGEST, check=False, run="r1"):
                 check),
            call(nic_tuning, node, dict(common, interfaces=NICS, management_connection="none",
                                        release_scope="tuning.nic"), check),
-           call(managed_files, node, dict(common, release_scope="tuning.record", files=[
-               {"path": RECORD, "content": json.dumps({"name": "mpi", "inputs_digest": digest}) + "\n"}]), check)]
+           call(managed_files, node, dict(common, release_scope="tuning.record", files=record(digest)), check)]
     return out
 
 
-def in_sync(node, digest=DIGEST, scopes=None, check=False):
-    return call(tuning_state, node, {"action": "in_sync", "inputs_digest": digest,
-                                     "scopes": SCOPES if scopes is None else scopes}, check)
+def sync_call(node, digest=DIGEST, scopes=None, check=True):
+    """The tuning role's one call, asking: node_tuning with sync (skip) and a section (the record's, here).
+    In check mode (the default here) a node not in sync is only planned, so the call writes nothing."""
+    return call(node_tuning, node, {"sync": {"inputs_digest": digest, "scopes": SCOPES if scopes is None else scopes},
+                                    "files": {"files": record(), "release_scope": "tuning.record"},
+                                    "journal_run": "q1"}, check)
+
+
+def in_sync(node, digest=DIGEST, scopes=None, check=True):
+    return sync_call(node, digest, scopes, check)["sync"]
 
 
 def journal(node):
@@ -160,15 +171,15 @@ CASES = [
 
 
 @pytest.mark.parametrize("what, after, digest, scopes, expected, reasons", CASES, ids=[c[0] for c in CASES])
-@pytest.mark.parametrize("check", [False, True])
-def test_in_sync(lab, what, after, digest, scopes, expected, reasons, check):
+def test_in_sync(lab, what, after, digest, scopes, expected, reasons):
     tune(lab)
     after(lab)
     snapshot = lab.snapshot()
-    out = in_sync(lab, digest, scopes, check=check)
-    assert lab.snapshot() == snapshot, "in_sync reads only"
+    result = sync_call(lab, digest, scopes)
+    out = result["sync"]
+    assert lab.snapshot() == snapshot, "the sync check reads only (and check mode plans only)"
     assert out["in_sync"] is expected, (what, out["reasons"])
-    assert out["changed"] is False
+    assert result["skipped_steps"] is expected
     got = [(r.get("scope"), r.get("key"), r["reason"]) for r in out["reasons"]]
     assert len(got) == len(reasons), got
     for (scope, key, text), (gscope, gkey, gtext) in zip(reasons, got):
@@ -223,3 +234,17 @@ def test_the_run_after_an_unfinished_one_restamps_every_scope(lab):
     before = open(path, "rb").read()
     tune(lab, run="r11")
     assert open(path, "rb").read() == before
+
+
+def test_in_sync_the_call_runs_no_step_and_writes_nothing_in_either_mode(lab):
+    """In sync, the one call (not in check mode: the role's real rerun) skips every step and writes
+    nothing - the journal's bytes and times stay; check mode gives the same answer."""
+    tune(lab)
+    path = lab.path(JOURNAL)
+    before = (os.stat(path).st_mtime_ns, open(path, "rb").read())
+    snapshot = lab.snapshot()
+    real, check = sync_call(lab, check=False), sync_call(lab, check=True)
+    assert real["skipped_steps"] and not real["changed"] and real["results"] == []
+    assert real["sync"] == check["sync"] and real["sync"]["in_sync"]
+    assert lab.snapshot() == snapshot
+    assert (os.stat(path).st_mtime_ns, open(path, "rb").read()) == before

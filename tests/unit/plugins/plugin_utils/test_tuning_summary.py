@@ -106,6 +106,8 @@ def test_stats_are_global_and_keyed_by_host():
     (False, True, {"msg": "sysctl net.core.rmem_max is 212992, its target 16777216"},
      "not taken: sysctl net.core.rmem_max is 212992, its target 16777216"),
     (False, True, {}, "not taken: not checked"),
+    (False, True, {"in_sync": True, "checked": 3}, "not taken: in sync, but the RDMA stack's role changed something "
+     "before the one call, so every concern ran"),
     (False, True, None, "not taken: not checked"),
 ])
 def test_fast_path_sentence(fast, allowed, sync, expected):

@@ -191,22 +191,19 @@ def test_the_scopes_are_the_concerns_release_scopes():
 
 
 def test_every_concern_ends_with_the_role_when_in_sync():
-    """The fast path (fast.yml: the summary, then end_role; after apply.yml's call, whose result carries
-    the summary, end_role only) comes after each place the in-sync answer is read - before.yml's
-    tuning_state call, apply.yml's node_tuning call - and before anything that changes the node: the
-    stack's role, the app config's role, the record's own call."""
-    fast = load("tuning", "tasks/fast.yml")
-    assert [t.get("ansible.builtin.meta") for t in fast] == [None, "end_role"]
-    assert [t.get("ansible.builtin.import_tasks") for t in fast] == ["summary.yml", None]
-    assert all(t["when"] == "__rdma_fast | bool" for t in fast)
+    """The fast path (end_role after apply.yml's call, whose result carries the summary: node_tuning's
+    action) comes after the one place the in-sync answer is read - apply.yml's node_tuning call - and
+    before anything else that changes the node: the app config's role, the record's own call.
+    before.yml (the stack's role, a switch's check for a record) asks nothing of the kind."""
     before = load("tuning", "tasks/before.yml")
     steps = [t.get("ansible.builtin.import_tasks") or next(k for k in t if k.startswith(("hpcnet.", "ansible.")))
              for t in before]
-    assert steps == ["hpcnet.rdma.tuning_state", "fast.yml", "ansible.builtin.assert", "stack.yml"]
+    assert steps == ["ansible.builtin.stat", "ansible.builtin.assert", "stack.yml"]
     imports = [t.get("ansible.builtin.import_tasks") for t in MAIN]
     include = next(i for i, t in enumerate(MAIN) if "ansible.builtin.include_tasks" in t)
     # after apply.yml's call: the role ends (its result carried the summary: node_tuning's action)
     second = next(i for i, t in enumerate(MAIN) if t.get("ansible.builtin.meta") == "end_role")
+    assert [i for i, t in enumerate(MAIN) if t.get("ansible.builtin.meta") == "end_role"] == [second]
     assert include < imports.index("apply.yml") < second < imports.index("app_config.yml")
     assert second < next(i for i, t in enumerate(MAIN) if "hpcnet.rdma.node_tuning" in t)
     assert MAIN[second]["when"] == "__rdma_fast | bool"
@@ -216,17 +213,24 @@ def test_every_concern_ends_with_the_role_when_in_sync():
     assert [t["when"] for t in summaries] == ["not __rdma_fast | bool"]
 
 
-def test_the_sync_is_asked_once_per_run():
-    """main.yml's tuning_state call runs exactly when something must happen before apply.yml's call
-    (the stack's role, a switch that needs a record); apply.yml's call asks (sync) exactly otherwise."""
-    check = next(t for t in load("tuning", "tasks/before.yml") if "hpcnet.rdma.tuning_state" in t)
-    include = next(t for t in MAIN if "ansible.builtin.include_tasks" in t)
-    assert include["when"] == "rdma_stack | bool or (rdma_switch | bool and rdma_switch_requires_profile | bool)"
-    assert check["register"] == "__rdma_sync_first" and "when" not in check
-    # a run that does not include before.yml starts from "skipped" (not an earlier play's answer)
-    resolve = next(t for t in MAIN if "__rdma_run" in t.get("ansible.builtin.set_fact", {}))
-    assert resolve["ansible.builtin.set_fact"]["__rdma_sync_first"] == {"skipped": True}
+def test_the_sync_is_asked_once_per_run_inside_the_one_call():
+    """apply.yml's node_tuning call always asks (sync); the fast path is that call's own answer
+    (skipped_steps), and a stack role that changed something before it leaves no fast path."""
     apply_call = load("tuning", "tasks/apply.yml")[0]
-    assert apply_call["hpcnet.rdma.node_tuning"]["sync"] == \
-        "{{ omit if __rdma_sync_first is not skipped else __rdma_sync_options }}"
-    assert apply_call["vars"]["__rdma_sync_options"]["skip"] == "{{ __rdma_fast_allowed | bool }}"
+    sync = apply_call["hpcnet.rdma.node_tuning"]["sync"]
+    assert sorted(sync) == ["inputs_digest", "profile_file", "scopes", "skip"]
+    assert "vars" not in apply_call
+    assert ROLE_VARS["__rdma_fast"].strip() == \
+        "{{ __rdma_tuned.skipped_steps | default(false) | bool if __rdma_tuned is defined else false }}"
+    assert ROLE_VARS["__rdma_sync"].strip() == \
+        "{{ __rdma_tuned.sync | default({}, true) if __rdma_tuned is defined else {} }}"
+    base = {"__rdma_fast_allowed": fast_allowed()}
+
+    def skip(**kw):
+        return render(sync["skip"], dict(copy.deepcopy(base), **kw))
+
+    assert skip() is True                                   # no stack: the role registered nothing
+    assert skip(rdma_core_packages_result={"changed": False}, rdma_core_stack_result={"changed": False}) is True
+    assert skip(rdma_core_packages_result={"changed": False}, rdma_core_stack_result={"changed": True}) is False
+    assert skip(rdma_core_packages_result={"changed": True}) is False
+    assert skip(__rdma_fast_allowed=fast_allowed(rdma_fast_rerun=False)) is False

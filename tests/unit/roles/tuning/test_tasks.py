@@ -51,8 +51,8 @@ ROLE_VARS = load("vars", "main.yml")
 
 def test_main_imports_the_role_concerns_and_the_one_call():
     imports = [(t["ansible.builtin.import_tasks"], t["tags"]) for t in MAIN if "ansible.builtin.import_tasks" in t]
-    # the app config after the one call (it needs the qos result); before.yml (included): the check,
-    # the fast path, the stack
+    # the app config after the one call (it needs the qos result); before.yml (included): a switch's
+    # check for a recorded profile, the stack
     assert imports == [("apply.yml", ["always"]), ("app_config.yml", ["app_config"]), ("summary.yml", ["always"])]
     # the one call may find the node in sync: it summarized (its action), the role ends (a meta task)
     end = next(i for i, t in enumerate(MAIN) if t.get("ansible.builtin.meta") == "end_role")
@@ -62,7 +62,7 @@ def test_main_imports_the_role_concerns_and_the_one_call():
     assert include["ansible.builtin.include_tasks"] == "before.yml" and include["tags"] == ["always"]
     assert include["when"] == "rdma_stack | bool or (rdma_switch | bool and rdma_switch_requires_profile | bool)"
     before = [(t.get("ansible.builtin.import_tasks"), t["tags"]) for t in tasks_of("before")]
-    assert before == [(None, ["always"]), ("fast.yml", ["always"]), (None, ["always"]), ("stack.yml", ["stack"])]
+    assert before == [(None, ["always"]), (None, ["always"]), ("stack.yml", ["stack"])]
     assert ROLE_VARS["__rdma_concern_tags"] == CONCERNS
     assert set(ROLE_VARS["__rdma_sections"]) | {"stack", "app_config"} == set(CONCERNS)
 
@@ -75,15 +75,13 @@ def test_checks_run_with_any_tag_and_before_any_change():
     assert checks[0]["name"] == "Tags select at least one concern" and checks[0]["tags"] == ["always"] + CONCERNS
     # the tags are the run's: checked once, not per host (a run_once failure fails every host)
     assert checks[0]["run_once"] is True and not any(t.get("run_once") for t in checks[1:])
-    assert {action(t) for t in checks} <= {"ansible.builtin.assert", "ansible.builtin.set_fact",
-                                           "hpcnet.rdma.tuning_state", "ansible.builtin.import_tasks"}
-    # the one module call before the concerns only reads
-    assert [t["hpcnet.rdma.tuning_state"]["action"] for t in checks if "hpcnet.rdma.tuning_state" in t] == ["in_sync"]
-    # the fast path changes nothing and ends the role
-    assert {action(t) for t in tasks_of("fast")} == {"ansible.builtin.meta", "ansible.builtin.import_tasks"}
+    # before any change: asserts, the one set_fact, and a read-only stat of the record (a switch's check)
+    assert {action(t) for t in checks} <= {"ansible.builtin.assert", "ansible.builtin.set_fact", "ansible.builtin.stat"}
+    # no in-sync question beside the one call: no tuning_state call in the role, no fast.yml
+    assert not any("hpcnet.rdma.tuning_state" in t for name in ("main", "before", "apply") for t in tasks_of(name))
+    assert not os.path.exists(os.path.join(ROLE, "tasks", "fast.yml"))
     # the summary: one task per host, on the controller
     assert [action(t) for t in tasks_of("summary")] == ["hpcnet.rdma.tuning_summary"]
-    assert all(t["when"] == "__rdma_fast | bool" for t in tasks_of("fast"))
 
 
 def test_run_id_and_values_are_computed_once():
