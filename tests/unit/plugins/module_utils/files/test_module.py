@@ -16,9 +16,9 @@ import yaml
 
 from ansible_collections.hpcnet.rdma.plugins.modules import managed_files, tuning_state
 
-from ...conftest import Failed, FakeModule
+from ....conftest import Failed, FakeModule
 
-ROLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "fabric_app_config")
+ROLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "..", "roles", "fabric_app_config")
 MPI = "/etc/openmpi/openmpi-mca-params.conf"
 
 
