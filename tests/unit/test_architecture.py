@@ -148,3 +148,44 @@ def _layers_doc() -> Dict[str, str]:
 def test_the_map_names_every_package():
     """docs/architecture.md has a paragraph per folder: every package is named there as `name/`."""
     assert sorted(_layers_doc()) == sorted(MAY_IMPORT)
+
+
+def _concern_table() -> List[List[str]]:
+    """The rows of docs/architecture.md's "One word per concern" table, cells without backquotes."""
+    with open(os.path.join(ROOT, "docs", "architecture.md"), encoding="utf-8") as f:
+        text = f.read().split("## One word per concern", 1)[1].split("\n## ", 1)[0]
+    rows = [line.strip("|").split("|") for line in text.splitlines() if line.startswith("| ")]
+    return [[cell.strip().replace("`", "") for cell in row] for row in rows[1:]]   # less the header
+
+
+def _tuning_role() -> Tuple[List[str], str, Dict[str, str]]:
+    """The tuning role's concern tags, the text its scopes are written in, node_tuning's sections."""
+    import yaml
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _module
+
+    role = os.path.join(ROOT, "roles", "tuning")
+    with open(os.path.join(role, "vars", "main.yml"), encoding="utf-8") as f:
+        text = f.read()
+    with open(os.path.join(role, "tasks", "app_config.yml"), encoding="utf-8") as f:
+        text += f.read()
+    with open(os.path.join(role, "tasks", "stack.yml"), encoding="utf-8") as f:
+        text += f.read()
+    return yaml.safe_load(text.split("\n---", 1)[0])["__rdma_concern_tags"], text, dict(_module.SECTIONS)
+
+
+def test_one_word_per_concern():
+    """Each concern's word is its package, its node_tuning section, its role tag, its journal scope and
+    its test folder, as the table says; every package and every role tag has its row."""
+    rows = _concern_table()
+    tags, role_text, sections = _tuning_role()
+    assert sorted(r[0] for r in rows) == sorted(set(CONCERNS) | set(tags))
+    for word, package, module, tag, scope, tests in rows:
+        assert os.path.isdir(os.path.join(MU_DIR, package.rstrip("/"))), (word, package)
+        assert os.path.isdir(os.path.join(ROOT, tests.rstrip("/"))), (word, tests)
+        if word in CONCERNS:
+            assert package == word + "/" and tests.endswith("/%s/" % word), word
+        if word in sections:
+            assert module.startswith("%s (%s)" % (sections[word], word)), (word, module)
+        if tag != "-":
+            assert tag == word and tag in tags and scope == "tuning." + word, word
+            assert ("tuning." + word) in role_text, word
