@@ -73,8 +73,8 @@ def slurm_topology_conf(graph: Dict[str, Any]) -> str:
     by_leaf, _where = placement(graph)
     lines = ["# topology.conf for Slurm's topology/tree plugin, written by hpcnet.rdma from the fabric graph"]
     for host in graph.get("multi_leaf", []):
-        lines.append("# %s is cabled to %s; listed under %s" % (host, ", ".join(graph["nodes"][host]["leaves"]),
-                                                                 graph["nodes"][host]["leaves"][0]))
+        leaves = graph["nodes"][host]["leaves"]
+        lines.append("# %s is cabled to %s; listed under %s" % (host, ", ".join(leaves), leaves[0]))
     for host, reason in sorted(graph.get("unplaced", {}).items()):
         lines.append("# unplaced: %s (%s)" % (host, reason))
     for leaf, hosts in sorted(by_leaf.items()):
