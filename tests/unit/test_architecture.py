@@ -6,7 +6,8 @@
 
 Layers, bottom up (plugins/module_utils/): node (the host, the runner, parsing, the tool files) ->
 engine (engine, journal, plan, the domain contract, the file domain) -> the concerns (sysctl, nic,
-irq, qos, stack, services, files) -> what reads or runs over all of them (facts, bench, tuning, health).
+irq, qos, stack, services, files) -> what reads or runs over all of them (facts, bench, tuning, health,
+topology).
 A file imports from its own layer and the layers below it, never above.  Controller code
 (action plugins, plugin_utils, filters) never imports the node layer; node code never imports
 controller code.  irq/_domain.py is also the boot-time applier on the node: it imports nothing of
@@ -31,7 +32,7 @@ CONCERNS = ("sysctl", "nic", "irq", "qos", "stack", "services", "files")
 MAY_IMPORT = dict(
     [("node", {"node"}), ("engine", {"node", "engine"})]
     + [(c, {"node", "engine"} | set(CONCERNS)) for c in CONCERNS]
-    + [(top, {"node", "engine", "facts", "bench", "tuning", "health"} | set(CONCERNS)) for top in ("facts", "bench", "tuning", "health")])
+    + [(top, {"node", "engine", "facts", "bench", "tuning", "health", "topology"} | set(CONCERNS)) for top in ("facts", "bench", "tuning", "health", "topology")])
 CONTROLLER = ("action", "plugin_utils", "filter", "callback", "lookup", "test")
 STANDALONE = ("irq/_domain.py",)   # installed on the node and run by python3 alone
 
