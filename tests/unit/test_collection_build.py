@@ -12,6 +12,7 @@ One build and one install for the whole file (module-scoped fixture): about 10-2
 """
 from __future__ import annotations
 
+import copy
 import glob
 import os
 import re
@@ -239,7 +240,10 @@ def test_example_project_installs_the_tarball_and_its_vars_fit_the_specs(user):
     with open(os.path.join(ROOT, "roles", "tuning", "meta", "argument_specs.yml"), encoding="utf-8") as f:
         role_spec = yaml.safe_load(f)["argument_specs"]["main"]["options"]
     errors = ArgumentSpecValidator(role_spec).validate(group_vars).error_messages
-    errors += ArgumentSpecValidator(roce_qos.ARGUMENT_SPEC).validate(group_vars["rdma_roce_qos"]).error_messages
-    errors += ArgumentSpecValidator(nic_tuning.ARGUMENT_SPEC).validate(
+    # copies: the validator fills a dict default's sub-options in place (nic_tuning's defaults: {}),
+    # which would change the module's spec for every later test of this process
+    errors += ArgumentSpecValidator(copy.deepcopy(roce_qos.ARGUMENT_SPEC)).validate(
+        group_vars["rdma_roce_qos"]).error_messages
+    errors += ArgumentSpecValidator(copy.deepcopy(nic_tuning.ARGUMENT_SPEC)).validate(
         {"interfaces": group_vars["rdma_interfaces"]}).error_messages
     assert errors == []
