@@ -38,6 +38,7 @@ DEFAULTS: Dict[str, Any] = {
     "interfaces": [], "fallback_interfaces": [], "tools": ["ibv_devinfo", "rdma"], "ethtool": False,
     "journal_dir": DEFAULT_DIR, "profile_file": _status.PROFILE_FILE, "memlock_group": "rdma", "memlock_kib": -1,
     "fleet_size": 0, "flap_max": 0, "nccl_conf": "/etc/nccl.conf", "budget": 2.0, "drift": True,
+    "metrics_dir": "",
 }
 
 

@@ -58,6 +58,8 @@ CODES: Dict[str, tuple] = {
     "manifest.differs": ("drain", "the node differs from the fleet manifest (the majority of its group)", ""),
     "manifest.missing": ("info", "no fleet manifest on the node", "run the role hpcnet.rdma.rdma_health"),
     "read.failed": ("warn", "a part of the node could not be read", ""),
+    "metrics.unwritable": ("warn", "the findings could not be written to node_exporter's textfile directory",
+                           "check rdma_health_metrics_dir (the textfile collector's directory; rdma_health_metrics: false turns it off)"),
     "budget.exceeded": ("warn", "the check ran out of its time budget; the parts named were not read",
                         "raise --budget (rdma_health_budget) or find the slow tool (--json shows each stage's time)"),
 }
