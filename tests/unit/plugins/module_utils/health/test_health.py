@@ -45,16 +45,20 @@ def fabric(**changes):
     return f
 
 
+def nccl(index):
+    return [{"key": "NCCL_IB_GID_INDEX", "file": "/etc/nccl.conf", "index": index}]
+
+
 @pytest.mark.parametrize("fab, gid, expected", [
     (fabric(), None, []),
-    (fabric(), 1, []),
+    (fabric(), nccl(1), []),
     (fabric(operstate="down"), None, [("link.down", "drain")]),
     (fabric(operstate="unknown"), None, []),                       # a veth without carrier info is not down
     (fabric(state="DOWN", phys_state="DISABLED"), None, [("port.down", "drain")]),
     (fabric(mtu=512), None, [("port.mtu", "drain")]),
     (fabric(active_mtu=None), None, []),                           # no ibv_devinfo: nothing to compare
-    (fabric(), 2, [("gid.missing", "drain")]),                     # RoCE v1 entry
-    (fabric(), 7, [("gid.missing", "drain")]),                     # absent
+    (fabric(), nccl(2), [("gid.version", "drain")]),               # RoCE v1 entry
+    (fabric(), nccl(7), [("gid.missing", "drain")]),               # absent
 ])
 def test_judge_links(fab, gid, expected):
     assert codes(_judges.judge_links(fab, ["data0"], gid)) == expected
