@@ -285,7 +285,7 @@ def judge_manifest(attrs: Dict[str, Any], manifest: Optional[Dict[str, Any]]) ->
 def judge_budget(skipped: List[str], elapsed: float, budget: float) -> List[Dict[str, Any]]:
     if not skipped:
         return []
-    return [finding("budget.exceeded", "%.2fs of %.2fs used; not read: %s" % (elapsed, budget, ", ".join(skipped)))]
+    return [finding("budget.exceeded", "%.2fs of %gs used; not read: %s" % (elapsed, budget, ", ".join(skipped)))]
 
 
 def judge_failures(failed: Dict[str, str]) -> List[Dict[str, Any]]:
