@@ -138,17 +138,6 @@ def value_key(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def one_value(values: List[Any]) -> Any:
-    """One value per host: the value when the host's data interfaces agree, else the sorted list."""
-    distinct = []
-    for v in values:
-        if v is not None and v not in distinct:
-            distinct.append(v)
-    if not distinct:
-        return None
-    return distinct[0] if len(distinct) == 1 else sorted(distinct, key=value_key)
-
-
 def data_ports(fabric: Dict[str, Any], data: List[str]) -> List[Tuple[str, str, Dict[str, Any]]]:
     """(device, port, port facts) of the RDMA ports on the data interfaces (IB ports always)."""
     out = []

@@ -11,8 +11,10 @@ import json
 from collections import OrderedDict
 from typing import Any, Dict, List, Tuple
 
+from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _manifest
+from ansible_collections.hpcnet.rdma.plugins.module_utils.health._manifest import one_value
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils._findings_catalogue import (
-    data_ports, ev, finding, irqbalance_active, majority, one_value, profile_of, result_ok, usable, value_key)
+    data_ports, ev, finding, irqbalance_active, majority, profile_of, result_ok, usable, value_key)
 
 DRIFT_DOMAINS = {"sysctl": "sysctl", "nic": "nic", "irq": "irq", "dcb": "qos", "mlnx_qos": "qos", "ecn": "qos",
                  "rdmacm": "qos", "kmod": "rdma", "rxe": "rdma", "rdma": "rdma", "devnode": "rdma",
@@ -20,15 +22,6 @@ DRIFT_DOMAINS = {"sysctl": "sysctl", "nic": "nic", "irq": "irq", "dcb": "qos", "
 
 
 # ---------------------------------------------------------------------- consistency
-def _netdev_values(node: Dict[str, Any], field: str) -> Tuple[Any, str]:
-    info = node["info"]
-    data = info.get("data_interfaces") or []
-    netdevs = info["fabric"].get("netdevs", {})
-    path = {"mtu": "/sys/class/net/%s/mtu", "driver": "/sys/class/net/%s/device/driver"}[field]
-    return (one_value([(netdevs.get(n) or {}).get(field) for n in data]),
-            ", ".join(path % n for n in data) or "no data interface")
-
-
 def _extract(item: str, node: Dict[str, Any]) -> Tuple[Any, str]:
     """(value, source) of one consistency item on one node; value None = not applicable."""
     info = node["info"]
@@ -36,21 +29,14 @@ def _extract(item: str, node: Dict[str, Any]) -> Tuple[Any, str]:
     data = info.get("data_interfaces") or []
     ports = data_ports(fabric, data)
     qos = node.get("qos") if result_ok(node.get("qos")) else {}
-    if item in ("mtu", "driver"):
-        return _netdev_values(node, item)
+    if item in ("mtu", "driver", "kernel", "rdma_core"):
+        return _manifest.value_of(item, info)
     if item == "rdma_mtu":
         return one_value([p.get("active_mtu") for _d, _p, p in ports]), "ibv_devinfo -v (active_mtu)"
     if item == "rdma_ports":
         return (len(ports) if data else None), "/sys/class/infiniband/*/ports/*/gid_attrs/ndevs"
-    if item == "firmware":
-        devs = sorted(set(d for d, _p, _x in ports))
-        return (one_value([fabric["devices"][d].get("fw_ver") for d in devs]),
-                ", ".join("/sys/class/infiniband/%s/fw_ver" % d for d in devs) or "no RDMA device")
-    if item == "kernel":
-        return info.get("kernel"), "/proc/sys/kernel/osrelease"
-    if item == "rdma_core":
-        rc = info.get("rdma_core") or {}
-        return rc.get("version"), rc.get("source") or "dpkg status / libibverbs file name"
+    if item == "firmware":          # the devices of the data ports only (the manifest takes every device)
+        return _manifest.firmware_of(fabric, sorted(set(d for d, _p, _x in ports)))
     if item in ("pfc", "trust"):
         ifs = (qos or {}).get("interfaces") or {}
         vals = [ifs[n].get(item) for n in data if n in ifs and ifs[n].get("dcb")]

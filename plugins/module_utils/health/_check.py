@@ -24,6 +24,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _status
 from ansible_collections.hpcnet.rdma.plugins.module_utils.sysctl import _domain as _sysctl
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._lspci import LSPCI
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_file import DEFAULT_DIR
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_schema import JournalError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
@@ -33,11 +34,15 @@ PCIE = ("current_link_speed", "max_link_speed", "current_link_width", "max_link_
 _PORT_TROUBLE = re.compile(r"(err|discard|downed|recovery|overrun|out_of_sequence|seq_err|out_of_buffer|timeout)",
                            re.IGNORECASE)
 EXPECTED = (HostError, JournalError, ParseError, ValueError, OSError)
+_BDF = re.compile(r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
+# the apps' GID index settings: (option naming the file, key) - the files fabric_app_config writes
+GID_KEYS = (("nccl_conf", "NCCL_IB_GID_INDEX"), ("ucx_conf", "UCX_IB_GID_INDEX"))
 
 DEFAULTS: Dict[str, Any] = {
     "interfaces": [], "fallback_interfaces": [], "tools": ["ibv_devinfo", "rdma"], "ethtool": False,
     "journal_dir": DEFAULT_DIR, "profile_file": _status.PROFILE_FILE, "memlock_group": "rdma", "memlock_kib": -1,
-    "fleet_size": 0, "flap_max": 0, "nccl_conf": "/etc/nccl.conf", "budget": 2.0, "drift": True,
+    "fleet_size": 0, "flap_max": 0, "nccl_conf": "/etc/nccl.conf", "ucx_conf": "/etc/ucx/ucx.conf", "budget": 2.0, "drift": True,
+    "metrics_dir": "",
 }
 
 
@@ -90,8 +95,60 @@ def pcie_links(host: Host, fabric: Dict[str, Any], data: List[str]) -> Dict[str,
         seen.add(target)
         link = dict((k, (host.read("%s/%s" % (path, k)) or "").strip() or None) for k in PCIE)
         link["path"] = path
+        link.update(pci_place(host, target))
         out[name] = link
     return out
+
+
+def pci_place(host: Host, target: str) -> Dict[str, Any]:
+    """The device's PCI address, the bridges above it (root port first, from its /sys/devices path) and its
+    IOMMU group (number, type - identity, DMA, DMA-FQ, ... - and members); empty where sysfs has none."""
+    bdf = target.rstrip("/").rsplit("/", 1)[-1]
+    if not _BDF.match(bdf):
+        return {}
+    chain = [c for c in (host.readlink("/sys/bus/pci/devices/" + bdf) or "").split("/") if _BDF.match(c)]
+    out: Dict[str, Any] = {"bdf": bdf, "upstream": chain[:-1] if chain and chain[-1] == bdf else []}
+    group = host.readlink("/sys/bus/pci/devices/%s/iommu_group" % bdf)
+    if group:
+        number = group.rstrip("/").rsplit("/", 1)[-1]
+        base = "/sys/kernel/iommu_groups/" + number
+        out["iommu"] = {"group": number, "type": (host.read(base + "/type") or "").strip() or None,
+                        "devices": sorted(host.listdir(base + "/devices"))}
+    return out
+
+
+def acs_of(host: Host, pcie: Dict[str, Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
+    """``lspci -vvv -s`` of every bridge above the NICs (ACS is in config space, not in sysfs): bridge ->
+    the parsed device, or {"unreadable": why}."""
+    out: Dict[str, Dict[str, Any]] = {}
+    for bdf in sorted(set(b for link in pcie.values() for b in link.get("upstream") or [])):
+        try:
+            out[bdf] = LSPCI.call(host, "device", bdf=bdf)
+        except (HostError, ParseError) as e:
+            out[bdf] = {"unreadable": str(e)}
+    return out
+
+
+def gid_settings(host: Host, opts: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """The GID index each app is told to use ({key, file, index}), and the RoCE version they need: the
+    recorded profile's qos.roce_mode (as roce_qos sets it), else v2."""
+    out = []
+    for option, key in GID_KEYS:
+        value = _findings_node.parse_conf_value(host.read(opts[option]) or "", key)
+        if value is not None and value.isdigit():
+            out.append({"key": key, "file": opts[option], "index": int(value)})
+    return out
+
+
+def roce_mode(host: Host, opts: Dict[str, Any]) -> Dict[str, str]:
+    try:
+        record = host.read_json(opts["profile_file"])
+    except HostError:
+        record = None
+    mode = ((record or {}).get("qos") or {}).get("roce_mode") if isinstance(record, dict) else None
+    if mode in ("v1", "v2"):
+        return {"mode": mode, "source": "the profile's qos.roce_mode (%s)" % opts["profile_file"]}
+    return {"mode": "v2", "source": "the default"}
 
 
 def gpu_count(host: Host) -> int:
@@ -134,8 +191,8 @@ def read(host: Host, opts: Dict[str, Any], manifest: Optional[Dict[str, Any]] = 
         facts["modules"] = facts["fabric"].get("modules", []) + (["nvidia_peermem"] if host.isdir("/sys/module/nvidia_peermem") else [])
         facts["kernel"] = (host.read("/proc/sys/kernel/osrelease") or "").strip() or None
         facts["rdma_core"] = _findings_node.rdma_core_version(host)
-        gid = _findings_node.parse_conf_value(host.read(opts["nccl_conf"]) or "", "NCCL_IB_GID_INDEX")
-        facts["gid_index"] = int(gid) if gid is not None and gid.isdigit() else None
+        facts["gids"] = gid_settings(host, opts)
+        facts["roce_mode"] = roce_mode(host, opts)
 
     def drift() -> None:
         try:
@@ -155,6 +212,8 @@ def read(host: Host, opts: Dict[str, Any], manifest: Optional[Dict[str, Any]] = 
     def hardware() -> None:
         facts["pcie"] = pcie_links(host, facts.get("fabric") or {}, facts.get("data_interfaces") or [])
         facts["gpus"] = gpu_count(host)
+        if facts["gpus"] and host.which("lspci"):      # ACS matters for GPUDirect (NIC <-> GPU peer to peer)
+            facts["acs"] = acs_of(host, facts["pcie"])
 
     stage("fabric", fabric)
     if opts.get("drift", True):

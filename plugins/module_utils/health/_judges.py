@@ -20,12 +20,14 @@ from typing import Any, Dict, List, Optional
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _findings as _findings_node
 from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _manifest
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._lspci import redirects
 
 SEVERITIES = ("drain", "warn", "info")
 PREFIX = "hpcnet-rdma"
 STATE_FILE = "/run/hpcnet-rdma/health-state.json"
 MANIFEST_FILE = "/etc/hpcnet-rdma/manifest.json"
 NEIGH_KEYS = tuple("net.ipv4.neigh.default.gc_thresh%d" % i for i in (1, 2, 3))
+GID_TYPES = {"v1": "IB/RoCE v1", "v2": "RoCE v2"}   # sysfs gid_attrs/types/<index>
 
 # code -> (severity, what it means, the fix: the variable or playbook that fixes it)
 CODES: Dict[str, tuple] = {
@@ -38,8 +40,10 @@ CODES: Dict[str, tuple] = {
     "port.down": ("drain", "an RDMA port is not ACTIVE", "check the cable, the switch port and the subnet manager (IB)"),
     "port.mtu": ("drain", "the RDMA active MTU is above the data interface's MTU",
                  "rdma_interfaces[].mtu / the profile's nic.mtu (hpcnet.rdma.tune_rdma)"),
-    "gid.missing": ("drain", "the GID index the apps are told to use is not a RoCE v2 GID of the data port",
-                    "fabric_app_config (NCCL_IB_GID_INDEX) or an address on the data interface (the GID follows it)"),
+    "gid.missing": ("drain", "the GID index the apps are told to use (NCCL_IB_GID_INDEX, UCX_IB_GID_INDEX) is not in the data port's GID table",
+                    "fabric_app_config_gid_index (hpcnet.rdma.fabric_app_config) or an address on the data interface (the GID follows it)"),
+    "gid.version": ("drain", "the GID index the apps are told to use is not of the RoCE version the profile sets",
+                    "fabric_app_config_gid_index: the index of a GID of the profile's qos.roce_mode (default v2) on the data port"),
     "link.flap": ("drain", "a link went down and up since the last check (carrier_changes, link_downed)",
                   "check cable, transceiver and switch port; the check resumes the node once the link is stable"),
     "counters.errors": ("warn", "error/drop counters grew since the last check",
@@ -53,11 +57,19 @@ CODES: Dict[str, tuple] = {
                    "reseat the card or move it to a full-width slot; check the BIOS lane split"),
     "pcie.speed": ("warn", "the NIC's PCIe link is slower than the device can do",
                    "check the slot's generation and the BIOS PCIe speed setting"),
+    "iommu.translation": ("warn", "the IOMMU translates the NIC's DMA (its IOMMU group is of type DMA/DMA-FQ, not identity)",
+                          "boot with iommu=pt (intel_iommu=on iommu=pt, or amd_iommu=on iommu=pt) unless VMs or VFs need translation"),
+    "pcie.acs": ("warn", "ACS on a PCIe switch port above the NIC redirects peer-to-peer traffic to the root complex "
+                 "(GPUDirect RDMA between NIC and GPU crawls or hangs)",
+                 "disable ACS redirection on the switch ports (the BIOS's ACS setting, or setpci at boot as the GPU vendor's "
+                 "GPUDirect guide shows)"),
     "gpu.peermem": ("drain", "GPUs and RDMA devices are present but nvidia_peermem is not loaded (no GPUDirect RDMA)",
                     "rdma_core_modules: [nvidia_peermem] (hpcnet.rdma.rdma_core)"),
     "manifest.differs": ("drain", "the node differs from the fleet manifest (the majority of its group)", ""),
     "manifest.missing": ("info", "no fleet manifest on the node", "run the role hpcnet.rdma.rdma_health"),
     "read.failed": ("warn", "a part of the node could not be read", ""),
+    "metrics.unwritable": ("warn", "the findings could not be written to node_exporter's textfile directory",
+                           "check rdma_health_metrics_dir (the textfile collector's directory; rdma_health_metrics: false turns it off)"),
     "budget.exceeded": ("warn", "the check ran out of its time budget; the parts named were not read",
                         "raise --budget (rdma_health_budget) or find the slow tool (--json shows each stage's time)"),
 }
@@ -102,9 +114,10 @@ def data_ports(fabric: Dict[str, Any], data: List[str]):
                 yield dev, port, p
 
 
-def judge_links(fabric: Dict[str, Any], data: List[str], gid_index: Optional[int] = None) -> List[Dict[str, Any]]:
+def judge_links(fabric: Dict[str, Any], data: List[str], gids: Optional[List[Dict[str, Any]]] = None,
+                roce: Optional[Dict[str, str]] = None) -> List[Dict[str, Any]]:
     """Data interfaces up; their RDMA ports ACTIVE, with an active MTU the netdev carries and the GID
-    index the apps use (NCCL_IB_GID_INDEX) a RoCE v2 GID."""
+    indexes the apps use (``gids``: {key, file, index}) GIDs of the RoCE version ``roce`` ({mode, source})."""
     out = []
     netdevs = fabric.get("netdevs") or {}
     for n in data:
@@ -120,12 +133,28 @@ def judge_links(fabric: Dict[str, Any], data: List[str], gid_index: Optional[int
             if p.get("active_mtu") and mtu and mtu < p["active_mtu"]:
                 out.append(finding("port.mtu", "%s port %s active MTU %d is above %s's MTU %d"
                                    % (dev, port, p["active_mtu"], nd, mtu), device=dev))
-        if gid_index is not None and p.get("link_layer") == "Ethernet":
-            gid = [g for g in p.get("gids") or [] if g.get("index") == gid_index]
-            if not gid or gid[0].get("type") != "RoCE v2":
-                out.append(finding("gid.missing", "%s port %s GID index %d is %s (NCCL_IB_GID_INDEX)"
-                                   % (dev, port, gid_index, "absent" if not gid else "of type %s" % gid[0].get("type")),
-                                   device=dev))
+        if p.get("link_layer") == "Ethernet":
+            out += judge_gids(dev, port, p, gids or [], roce or {"mode": "v2", "source": "the default"})
+    return out
+
+
+def judge_gids(dev: str, port: Any, p: Dict[str, Any], gids: List[Dict[str, Any]], roce: Dict[str, str]) -> List[Dict[str, Any]]:
+    """Each app's GID index exists in the port's GID table (sysfs gids/) and is of the RoCE version wanted."""
+    out = []
+    want = GID_TYPES.get(roce.get("mode"), GID_TYPES["v2"])
+    table = dict((g.get("index"), g) for g in p.get("gids") or [])
+    for setting in gids:
+        where = "%s in %s" % (setting["key"], setting["file"])
+        gid = table.get(setting["index"])
+        base = "/sys/class/infiniband/%s/ports/%s" % (dev, port)
+        if gid is None:
+            out.append(finding("gid.missing", "%s port %s has no GID at index %d (%s; %s/gids/ holds %s)" % (
+                dev, port, setting["index"], where, base, ", ".join(str(i) for i in sorted(table)) or "none"), device=dev,
+                key=setting["key"]))
+        elif gid.get("type") != want:
+            out.append(finding("gid.version", "%s port %s GID index %d is %s, the apps need %s (%s; %s by %s; %s/gid_attrs/types/%d)" % (
+                dev, port, setting["index"], gid.get("type") or "of no type", want, where, roce.get("mode"), roce.get("source"),
+                base, setting["index"]), device=dev, key=setting["key"]))
     return out
 
 
@@ -210,6 +239,35 @@ def judge_pcie(pcie: Dict[str, Dict[str, Optional[str]]]) -> List[Dict[str, Any]
     return out
 
 
+def judge_iommu(pcie: Dict[str, Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """A NIC whose IOMMU group translates DMA (type DMA or DMA-FQ; identity is passthrough, no group is no IOMMU)."""
+    out = []
+    for name, link in sorted(pcie.items()):
+        group = link.get("iommu") or {}
+        if group.get("type") in ("DMA", "DMA-FQ"):
+            out.append(finding("iommu.translation", "%s (%s) is in IOMMU group %s of type %s (/sys/kernel/iommu_groups/%s/type)" % (
+                name, link.get("bdf"), group.get("group"), group["type"], group.get("group")), device=name))
+    return out
+
+
+def judge_acs(pcie: Dict[str, Dict[str, Any]], acs: Optional[Dict[str, Dict[str, Any]]], gpus: int) -> List[Dict[str, Any]]:
+    """With GPUs: a switch port (not the root port: traffic between root ports goes through the root complex
+    anyway) above a NIC whose ACS control redirects requests or completions.  Unreadable bridges are not judged."""
+    if not gpus or not acs:
+        return []
+    out = []
+    for name, link in sorted(pcie.items()):
+        for bdf in link.get("upstream") or []:
+            bridge = acs.get(bdf) or {}
+            redirected = redirects(bridge.get("acs_ctl"))
+            if redirected and bridge.get("port_type") not in (None, "Root Port"):
+                out.append(finding("pcie.acs", "%s (%s) sits below %s, a PCIe %s whose ACSCtl has %s (lspci -vvv -s %s): "
+                                   "peer-to-peer with the %d GPU(s) goes up to the root complex" % (
+                                       name, link.get("bdf"), bdf, bridge["port_type"], " ".join(b + "+" for b in redirected),
+                                       bdf, gpus), device=name, bridge=bdf))
+    return out
+
+
 def judge_gpu(gpus: int, rdma_devices: int, modules: List[str]) -> List[Dict[str, Any]]:
     if gpus and rdma_devices and "nvidia_peermem" not in modules:
         return [finding("gpu.peermem", "%d NVIDIA GPU(s) and %d RDMA device(s), /sys/module/nvidia_peermem absent" % (gpus, rdma_devices))]
@@ -227,7 +285,7 @@ def judge_manifest(attrs: Dict[str, Any], manifest: Optional[Dict[str, Any]]) ->
 def judge_budget(skipped: List[str], elapsed: float, budget: float) -> List[Dict[str, Any]]:
     if not skipped:
         return []
-    return [finding("budget.exceeded", "%.2fs of %.2fs used; not read: %s" % (elapsed, budget, ", ".join(skipped)))]
+    return [finding("budget.exceeded", "%.2fs of %gs used; not read: %s" % (elapsed, budget, ", ".join(skipped)))]
 
 
 def judge_failures(failed: Dict[str, str]) -> List[Dict[str, Any]]:
@@ -242,13 +300,15 @@ def judge(facts: Dict[str, Any], before: Optional[Dict[str, Any]], opts: Dict[st
     found += judge_failures(facts.get("failed") or {})
     found += judge_drift(facts.get("drift"))
     if fabric:
-        found += judge_links(fabric, data, facts.get("gid_index"))
+        found += judge_links(fabric, data, facts.get("gids"), facts.get("roce_mode"))
     if "counters" in facts:
         found += judge_counters(facts["counters"], before, int(opts.get("flap_max", 0)))
     memlock = opts.get("memlock_kib", -1)
     found += judge_memlock(facts.get("memlock"), None if memlock is None else int(memlock))
     found += judge_neigh(facts.get("sysctl") or {}, int(opts.get("fleet_size", 0)))
     found += judge_pcie(facts.get("pcie") or {})
+    found += judge_iommu(facts.get("pcie") or {})
+    found += judge_acs(facts.get("pcie") or {}, facts.get("acs"), facts.get("gpus") or 0)
     if fabric:
         found += judge_gpu(facts.get("gpus") or 0, len(fabric.get("devices") or {}), facts.get("modules") or [])
         found += judge_manifest(_manifest.attributes(facts), facts.get("manifest"))

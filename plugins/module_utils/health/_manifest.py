@@ -8,6 +8,8 @@
 ``data_interfaces``, ``kernel``, ``rdma_core``) - the controller learns the manifest from them
 (:func:`learn`, the role ``hpcnet.rdma.rdma_health`` writes it to every node) and the node check
 (``_health``) reads its own through the same function, so both sides compare the same values.
+:func:`value_of` and :func:`firmware_of` are also what verify's consistency findings
+(``plugin_utils/_findings_fleet.py``) read those attributes with: one extraction, three users.
 Pure: no node I/O.
 """
 from __future__ import annotations
@@ -30,28 +32,56 @@ ITEMS: Dict[str, Tuple[str, str]] = {
 }
 
 
-def _one(values: List[Any]) -> Any:
-    """One value when every data interface has the same, else the sorted distinct values; None for none."""
-    found = sorted(set(v for v in values if v is not None), key=str)
-    if not found:
+def one_value(values: List[Any]) -> Any:
+    """One value per host: the value when the host's data interfaces (or devices) agree, else the sorted
+    distinct values; None for none.  Also verify's consistency findings (plugin_utils._findings_fleet)."""
+    distinct: List[Any] = []
+    for v in values:
+        if v is not None and v not in distinct:
+            distinct.append(v)
+    if not distinct:
         return None
-    return found[0] if len(found) == 1 else found
+    return distinct[0] if len(distinct) == 1 else sorted(distinct, key=_key)
+
+
+_NETDEV_FILES = {"mtu": "/sys/class/net/%s/mtu", "driver": "/sys/class/net/%s/device/driver"}
+
+
+def value_of(item: str, info: Dict[str, Any]) -> Tuple[Any, str]:
+    """(value, where it was read) of one node attribute both sides compare - the data netdevs' ``mtu`` and
+    ``driver``, ``kernel``, ``rdma_core`` - out of a verify_info result (or the node check's facts)."""
+    if item in _NETDEV_FILES:
+        netdevs = (info.get("fabric") or {}).get("netdevs") or {}
+        data = info.get("data_interfaces") or []
+        return (one_value([(netdevs.get(n) or {}).get(item) for n in data]),
+                ", ".join(_NETDEV_FILES[item] % n for n in data) or "no data interface")
+    if item == "kernel":
+        return info.get("kernel"), "/proc/sys/kernel/osrelease"
+    if item == "rdma_core":
+        rc = info.get("rdma_core") or {}
+        return rc.get("version"), rc.get("source") or "dpkg status / libibverbs file name"
+    raise KeyError(item)
+
+
+def firmware_of(fabric: Dict[str, Any], devices: List[str]) -> Tuple[Any, str]:
+    """(firmware, where) of the RDMA ``devices`` (the manifest: every readable device; verify's consistency:
+    the devices of the data ports)."""
+    return (one_value([((fabric.get("devices") or {}).get(d) or {}).get("fw_ver") for d in devices]),
+            ", ".join("/sys/class/infiniband/%s/fw_ver" % d for d in devices) or "no RDMA device")
 
 
 def attributes(info: Dict[str, Any]) -> Dict[str, Any]:
     """item -> value of one node (None: not applicable, e.g. no RDMA device has no firmware)."""
     fabric = info.get("fabric") or {}
-    netdevs = fabric.get("netdevs") or {}
     devices = dict((d, v) for d, v in (fabric.get("devices") or {}).items() if "unreadable" not in v)
-    data = info.get("data_interfaces") or []
     return {
-        "mtu": _one([(netdevs.get(n) or {}).get("mtu") for n in data]),
-        "driver": _one([(netdevs.get(n) or {}).get("driver") for n in data]),
+        "mtu": value_of("mtu", info)[0],
+        "driver": value_of("driver", info)[0],
         "rdma_devices": sorted(devices) or None,
         "rdma_drivers": sorted(set(v.get("driver") for v in devices.values() if v.get("driver"))) or None,
-        "firmware": _one([v.get("fw_ver") for v in devices.values()]),
-        "kernel": info.get("kernel"),
-        "rdma_core": (info.get("rdma_core") or {}).get("version"),
+        "firmware": firmware_of(fabric, sorted(devices))[0],
+        "kernel": value_of("kernel", info)[0],
+        "rdma_core": value_of("rdma_core", info)[0],
     }
 
 

@@ -15,6 +15,9 @@ plugins/module_utils/...), so this reads the node through the same code as fabri
                                         the budget left unread is the finding budget.exceeded, never a hang
   hpcnet-rdma-check --slurm             also drain this node in Slurm (Reason=hpcnet-rdma:<code> <summary>)
                                         or resume it when it passes and the reason is ours
+  hpcnet-rdma-check --metrics-dir DIR   also write the findings as DIR/hpcnet_rdma_health.prom for node_exporter's
+                                        textfile collector (default: the config's metrics_dir; "" = off); only
+                                        when DIR exists (node_exporter installed), atomically (temp file + rename)
 Options come from CONFIG (JSON, written by the role); the fleet manifest from MANIFEST; the previous run's
 counters from STATE (under /run: a reboot starts a new baseline).
 """
@@ -28,6 +31,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 LIB = os.environ.get("HPCNET_RDMA_LIB", "/usr/lib/hpcnet-rdma/lib")
@@ -68,6 +72,43 @@ def load_json(host, path):
     return data, None
 
 
+def write_atomic(path, text):
+    """As hpcnet-rdma-metrics writes its file: a temp file in the same directory (no .prom suffix, so the
+    textfile collector never reads half a file), then rename.  Not Host.write_file: its trust rule refuses
+    Debian's layout, where /var/lib/prometheus (above the textfile directory) belongs to the prometheus user."""
+    fd, tmp = tempfile.mkstemp(prefix=".hpcnet_rdma_health.", suffix=".tmp", dir=os.path.dirname(path))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def metrics(host, result, directory, started, metrics_mod, judges_mod):
+    """Write the run's findings for node_exporter when ``directory`` exists; a failure is a finding."""
+    if not directory:
+        return None
+    if not directory.startswith("/"):
+        result["findings"].append(judges_mod.finding("metrics.unwritable", "%r is not an absolute path" % directory))
+        return None
+    if not host.isdir(directory):
+        return None
+    facts = result["facts"]
+    text = metrics_mod.render(result["findings"], result["verdict"]["rc"] == 0, facts.get("skipped") or [],
+                              time.monotonic() - started, time.time())
+    path = os.path.join(directory, metrics_mod.FILE_NAME)
+    try:
+        write_atomic(host.p(path), text)
+    except OSError as e:
+        result["findings"].append(judges_mod.finding("metrics.unwritable", "%s: %s" % (path, e)))
+        return None
+    return path
+
+
 def node_name(explicit):
     return explicit or os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
 
@@ -99,6 +140,7 @@ def main(argv=None):
     ap.add_argument("--config", default=CONFIG)
     ap.add_argument("--manifest", default=MANIFEST)
     ap.add_argument("--state", default=STATE)
+    ap.add_argument("--metrics-dir", help="node_exporter's textfile directory (default: the config's metrics_dir; '' = off)")
     ap.add_argument("--root", default="/", help="prefix of every node path (tests)")
     args = ap.parse_args(argv)
 
@@ -112,6 +154,7 @@ def main(argv=None):
         sys.path.insert(0, LIB)
     from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _check as _health
     from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _judges
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _metrics
     from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _slurm
     from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
@@ -121,6 +164,8 @@ def main(argv=None):
     opts = dict((k, v) for k, v in (config or {}).items() if k in _health.DEFAULTS)
     if args.budget is not None:
         opts["budget"] = args.budget
+    if args.metrics_dir is not None:
+        opts["metrics_dir"] = args.metrics_dir
     budget = float(opts.get("budget", _health.DEFAULTS["budget"]))
     if not 0 < budget <= 60:
         print("ERROR: %s: usage --budget %r is outside 0..60 seconds" % (_judges.PREFIX, budget))
@@ -152,13 +197,15 @@ def main(argv=None):
     done = {}
     if args.slurm:
         done = slurm(host, result, _slurm, node_name(args.node))
+    written = metrics(host, result, opts.get("metrics_dir"), started, _metrics, _judges)
     signal.setitimer(signal.ITIMER_REAL, 0)
     verdict = result["verdict"]
     if args.json:
         facts = result["facts"]
         print(json.dumps({"rc": verdict["rc"], "line": verdict["line"], "findings": result["findings"],
                           "stages": facts.get("stages"), "skipped": facts.get("skipped"),
-                          "elapsed": round(time.monotonic() - started, 4), "slurm": done or None}, indent=1, sort_keys=True))
+                          "elapsed": round(time.monotonic() - started, 4), "slurm": done or None,
+                          "metrics": written}, indent=1, sort_keys=True))
     elif verdict["line"]:
         print(verdict["line"])
     return verdict["rc"]

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The role rdma_health installs the program with exactly the module_utils files it imports (the import
-closure of health/_check and health/_slurm), and the program itself - run as Slurm runs it - on a fake node tree:
+closure of what the program imports), and the program itself - run as Slurm runs it - on a fake node tree:
 exit status and one line as NHC, --json, the counters kept between runs, --slurm's drain and resume."""
 from __future__ import annotations
 
@@ -28,10 +28,10 @@ SCRIPT = os.path.join(ROOT, "roles", "rdma_health", "files", "hpcnet-rdma-check.
 MU = "ansible_collections.hpcnet.rdma.plugins.module_utils"
 
 
-def imports(name):
+def imports(name, path=None):
     """module_utils files (``package/_file``) a file imports, at any depth (tuning/_concerns imports the
-    domain files inside a function)."""
-    with open(os.path.join(MODULE_UTILS, name + ".py"), encoding="utf-8") as f:
+    domain files inside a function; the program imports them inside main)."""
+    with open(path or os.path.join(MODULE_UTILS, name + ".py"), encoding="utf-8") as f:
         tree = ast.parse(f.read())
     found = set()
     for n in ast.walk(tree):
@@ -54,14 +54,17 @@ def closure(roots):
     return seen
 
 
+PROGRAM_IMPORTS = sorted(imports("program", SCRIPT))
+
+
 def test_the_role_installs_exactly_the_import_closure_of_the_check():
     listed = load("rdma_health", "vars/main.yml")["__rdma_health_module_utils"]
-    assert sorted(listed) == sorted(closure(["health/_check", "health/_slurm"]))
+    assert sorted(listed) == sorted(closure(PROGRAM_IMPORTS))
     assert len(listed) == len(set(listed))
 
 
 def test_nothing_installed_needs_ansible_on_the_node():
-    for name in closure(["health/_check", "health/_slurm"]):
+    for name in closure(PROGRAM_IMPORTS):
         with open(os.path.join(MODULE_UTILS, name + ".py"), encoding="utf-8") as f:
             assert not re.search(r"^\s*(from|import) ansible\.", f.read(), re.M), name
 

@@ -14,6 +14,7 @@ import re
 
 import pytest
 
+from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _metrics as _health_metrics
 from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
 
 from ...fixtures.real.loader import real_capture
@@ -271,8 +272,9 @@ def test_grafana_dashboard_queries_only_metrics_the_collector_writes(text):
 
 def test_alert_rules_query_only_metrics_that_exist(text):
     rules = open(os.path.join(os.path.dirname(SCRIPT), "hpcnet-rdma-alerts.yml")).read()
-    written = set(line.split()[2] for line in text.splitlines() if line.startswith("# TYPE "))
-    assert set(re.findall(r"hpcnet_rdma_[a-z_]+", rules)) <= written
+    health = _health_metrics.render([], True, [], 0.1, 0.0)      # hpcnet-rdma-check writes these (rdma_health)
+    written = set(line.split()[2] for line in (text + health).splitlines() if line.startswith("# TYPE "))
+    assert set(re.findall(r"hpcnet_rdma_[a-z_]+\b(?!\.prom)", rules)) <= written
     assert set(re.findall(r"node_[a-z]+_[A-Za-z_]+_total", rules)) <= NODE_EXPORTER
 
 

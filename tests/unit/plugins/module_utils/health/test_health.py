@@ -45,16 +45,20 @@ def fabric(**changes):
     return f
 
 
+def nccl(index):
+    return [{"key": "NCCL_IB_GID_INDEX", "file": "/etc/nccl.conf", "index": index}]
+
+
 @pytest.mark.parametrize("fab, gid, expected", [
     (fabric(), None, []),
-    (fabric(), 1, []),
+    (fabric(), nccl(1), []),
     (fabric(operstate="down"), None, [("link.down", "drain")]),
     (fabric(operstate="unknown"), None, []),                       # a veth without carrier info is not down
     (fabric(state="DOWN", phys_state="DISABLED"), None, [("port.down", "drain")]),
     (fabric(mtu=512), None, [("port.mtu", "drain")]),
     (fabric(active_mtu=None), None, []),                           # no ibv_devinfo: nothing to compare
-    (fabric(), 2, [("gid.missing", "drain")]),                     # RoCE v1 entry
-    (fabric(), 7, [("gid.missing", "drain")]),                     # absent
+    (fabric(), nccl(2), [("gid.version", "drain")]),               # RoCE v1 entry
+    (fabric(), nccl(7), [("gid.missing", "drain")]),               # absent
 ])
 def test_judge_links(fab, gid, expected):
     assert codes(_judges.judge_links(fab, ["data0"], gid)) == expected
@@ -312,3 +316,16 @@ def test_a_missing_data_interface_is_a_read_failure_not_a_crash(tmp_path):
     n = lab(tmp_path)
     out = check(n, interfaces=["data9"])
     assert ("read.failed", "warn") in codes(out["findings"])
+
+
+def test_verify_consistency_and_the_manifest_read_a_node_with_the_same_function(tmp_path):
+    """Issue 27, item 4: plugin_utils/_findings_fleet's consistency items mtu, driver, kernel, rdma_core and
+    firmware are _manifest.value_of / firmware_of - the node check, the manifest and verify agree by construction."""
+    from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings_fleet
+    facts = check(lab(tmp_path))["facts"]
+    facts["fabric"]["devices"]["rxe0"]["fw_ver"] = "1.2.3"
+    mine = _manifest.attributes(facts)
+    for item in ("mtu", "driver", "kernel", "rdma_core", "firmware"):
+        assert _findings_fleet._extract(item, {"info": facts})[0] == mine[item], item
+    assert _findings_fleet._extract("mtu", {"info": facts}) == (1500, "/sys/class/net/data0/mtu")
+    assert _manifest.one_value([9000, None, 1500, 9000]) == [1500, 9000] and _manifest.one_value([None]) is None
