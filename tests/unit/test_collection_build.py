@@ -35,6 +35,7 @@ ROLES = sorted(os.path.basename(os.path.dirname(p)) for p in glob.glob(os.path.j
 # The ansible-core the example execution environment installs is the one CI tests (requirements.txt).
 ANSIBLE_CORE = re.search(r"^ansible-core==(\S+)$", open(os.path.join(ROOT, "requirements.txt"), encoding="utf-8").read(),
                          re.M).group(1)
+TEMPLATES = sorted(os.listdir(os.path.join(ROOT, "plugins", "plugin_utils", "templates")))
 PLAYBOOKS = sorted(os.path.basename(p)[:-4] for p in glob.glob(os.path.join(ROOT, "playbooks", "*.yml")))
 
 NAME = r"[a-z][a-z0-9_]*"
@@ -49,6 +50,7 @@ ALLOWED = [re.compile(r"\A(?:%s)\Z" % p) for p in (
     r"plugins(?:/(?:action|doc_fragments|filter|modules|plugin_utils|test|lookup|callback)"
     r"(?:/_?%s\.(?:py|yml))?)?" % NAME,
     r"plugins/module_utils(?:/%s)?(?:/(?:_?%s|__init__)\.py)?" % (NAME, NAME),   # module_utils: one folder per layer/concern
+    r"plugins/plugin_utils/templates(?:/[a-z][a-z0-9-]*\.(?:html|md)\.j2)?",         # the reports' Jinja2 templates
     r"roles(?:/%s(?:/README\.md|/(?:defaults|files|handlers|meta|tasks|templates|vars)(?:/[\w.@-]+)*)?)?" % NAME,
 )]
 # Never shipped, wherever they sit (the allow-list would let them through under docs/ or examples/).
@@ -96,7 +98,7 @@ def test_tarball_holds_runtime_content_only(user):
     # ... and all of the runtime content is there.
     for must in (["README.md", "meta/runtime.yml", "meta/execution-environment.yml", "changelogs/changelog.yaml"]
                  + ["plugins/modules/%s.py" % m for m in MODULES] + ["roles/%s/tasks/main.yml" % r for r in ROLES]
-                 + ["playbooks/%s.yml" % p for p in PLAYBOOKS]):
+                 + ["playbooks/%s.yml" % p for p in PLAYBOOKS] + ["plugins/plugin_utils/templates/%s" % t for t in TEMPLATES]):
         assert must in names
 
 
