@@ -51,6 +51,7 @@ ALLOWED = [re.compile(r"\A(?:%s)\Z" % p) for p in (
     r"(?:/_?%s\.(?:py|yml))?)?" % NAME,
     r"plugins/module_utils(?:/%s)?(?:/(?:_?%s|__init__)\.py)?" % (NAME, NAME),   # module_utils: one folder per layer/concern
     r"plugins/plugin_utils/templates(?:/[a-z][a-z0-9-]*\.(?:html|md)\.j2)?",         # the reports' Jinja2 templates
+    r"schemas(?:/[a-z][a-z0-9-]*\.schema\.json)?",                                  # the published JSON formats
     r"roles(?:/%s(?:/README\.md|/(?:defaults|files|handlers|meta|tasks|templates|vars)(?:/[\w.@-]+)*)?)?" % NAME,
 )]
 # Never shipped, wherever they sit (the allow-list would let them through under docs/ or examples/).
@@ -98,7 +99,8 @@ def test_tarball_holds_runtime_content_only(user):
     # ... and all of the runtime content is there.
     for must in (["README.md", "meta/runtime.yml", "meta/execution-environment.yml", "changelogs/changelog.yaml"]
                  + ["plugins/modules/%s.py" % m for m in MODULES] + ["roles/%s/tasks/main.yml" % r for r in ROLES]
-                 + ["playbooks/%s.yml" % p for p in PLAYBOOKS] + ["plugins/plugin_utils/templates/%s" % t for t in TEMPLATES]):
+                 + ["playbooks/%s.yml" % p for p in PLAYBOOKS] + ["plugins/plugin_utils/templates/%s" % t for t in TEMPLATES]
+                 + ["schemas/bench-run.schema.json", "schemas/verify-report.schema.json"]):
         assert must in names
 
 
