@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import glob
+import json
 import os
 import re
 import shutil
@@ -102,6 +103,33 @@ def test_tarball_holds_runtime_content_only(user):
                  + ["playbooks/%s.yml" % p for p in PLAYBOOKS] + ["plugins/plugin_utils/templates/%s" % t for t in TEMPLATES]
                  + ["schemas/bench-run.schema.json", "schemas/verify-report.schema.json"]):
         assert must in names
+
+
+def test_galaxy_readme_is_the_user_page(user):
+    """MANIFEST.json's readme (what Galaxy and Automation Hub show) is docs/README-galaxy.md: what the collection
+    does, how to install it, every playbook, role and module, no development steps, every relative link to a
+    member of the tarball.  README.md stays the checkout's developer page, opening with its two commands."""
+    with tarfile.open(user["tarball"]) as tar:
+        readme = json.load(tar.extractfile("MANIFEST.json"))["collection_info"]["readme"]
+        text = tar.extractfile(readme).read().decode("utf-8")
+        names = set(tar.getnames())
+    assert readme == GALAXY["readme"] == "docs/README-galaxy.md"
+    assert text.startswith("# %s - " % FQCN) and len(text.encode("utf-8")) < 16000
+    for needed in ["ansible-galaxy collection install", "## Requirements", "## Playbooks", "## Roles", "LICENSE"] \
+            + ["`%s.%s`" % (FQCN, p) for p in PLAYBOOKS] + ["`%s.%s`" % (FQCN, r) for r in ROLES] \
+            + ["`%s`" % m for m in MODULES]:
+        assert needed in text, "docs/README-galaxy.md does not name %s" % needed
+    for dev in ("make ", "tests/", "molecule", "labctl", ".venv", "CONTRIBUTING"):
+        assert dev not in text, "docs/README-galaxy.md is the user's page; %r is development" % dev
+    links = re.findall(r"\]\(([^)#\s]+)", text)
+    assert links
+    for target in [t for t in links if "://" not in t]:
+        path = os.path.normpath(os.path.join(os.path.dirname(readme), target))
+        assert path in names or any(n.startswith(path + "/") for n in names), "%s links %s: not in the tarball" % (
+            readme, target)
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        first = f.read().split("```sh\n", 1)[1].splitlines()[:2]
+    assert first[0].startswith("make demo ") and first[1].startswith("make test "), first
 
 
 def test_installed_collection_is_the_one_ansible_uses(user):
