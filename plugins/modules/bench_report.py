@@ -22,11 +22,14 @@ description:
     change" when it crosses zero, and "not tested" for a figure measured once per run. With O(plots), one PNG per
     test - C(bench-TEST.png), latency by percentile on a "nines" axis (p50, p90, p99, p99.9 evenly spaced, the
     tail readable), or bandwidth bars per pair, one bar per run.
-  - A file that is not a stored run fails the task naming the file and what it lacks.
+  - A file that is not a stored run fails the task naming the file and what it lacks. With C(jsonschema) on the
+    controller (requirements.txt), a run is also validated against the collection's C(schemas/bench-run.schema.json);
+    without it only the fields the report reads are checked.
   - The same report from a shell on the controller - C(python3 -m
     ansible_collections.hpcnet.rdma.plugins.plugin_utils._benchreport BEFORE.json AFTER.json -o DIR).
 requirements:
-  - matplotlib on the controller for the plots (requirements.txt pins it); the tables need nothing.
+  - matplotlib on the controller for the plots (requirements.txt pins it); the tables need nothing but Jinja2, which
+    ansible-core brings.
 options:
   runs:
     description: Paths of the stored runs on the controller, the baseline first (two or more).

@@ -27,8 +27,9 @@ description:
     error (C(rc) above 0) is not retried.
   - O(stage=store) parses every client's output (iperf3 C(-J); sockperf C(--full-log) raw samples; perftest
     C(--report_gbits) and C(-H) raw samples), computes p50/p90/p99/p99.9 from the raw samples (nearest rank), and
-    writes the run as JSON (schema C(hpcnet.rdma.bench/1)) into O(results_dir), with each node's recorded profile,
-    kernel, driver, firmware, MTU and RDMA device, and the time. M(hpcnet.rdma.bench_report) compares stored runs.
+    writes the run as JSON (schema C(hpcnet.rdma.bench/1), published as the collection's
+    C(schemas/bench-run.schema.json)) into O(results_dir), with each node's recorded profile, kernel, driver, firmware,
+    MTU and RDMA device, and the time. M(hpcnet.rdma.bench_report) compares stored runs.
     A client killed by a signal is one error naming the tool and the signal (C(ib_send_lat killed by SIGSEGV (rc -11))),
     whatever it printed before; a pair O(retried) holds takes that second result, and every result records its
     C(attempts) (1, or 2 with C(first_attempt), the first error).

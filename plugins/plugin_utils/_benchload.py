@@ -6,12 +6,18 @@
 ``_benchrun.build_run`` made and :func:`check_run` proves it is a run the report can read (schema
 ``_benchrun.SCHEMA``, every field the report reads of the right type), else :class:`NotARun` naming
 the file and the field.
+
+The format is published as ``schemas/bench-run.schema.json`` (JSON Schema draft 2020-12, at the top of the
+collection).  A run that passes the hand checks below is also validated against it when ``jsonschema`` (4.0 or
+later) is importable on the controller; without it only the hand checks run, which cover every field the report
+reads.
 """
 from __future__ import annotations
 
 import json
+import os
 import re
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils._benchrun import SCHEMA
 
@@ -75,6 +81,49 @@ def run_problem(data: Dict[str, Any]) -> Optional[str]:
     return None
 
 
+SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "schemas", "bench-run.schema.json")
+_VALIDATOR: List[Any] = []
+
+
+def validator(path: str = SCHEMA_FILE) -> Any:
+    """A Draft 2020-12 validator of ``schemas/bench-run.schema.json``; None without jsonschema >= 4.0 (or the file)."""
+    if not _VALIDATOR:
+        try:
+            import jsonschema
+            with open(path, encoding="utf-8") as f:
+                schema = json.load(f)
+            _VALIDATOR.append(jsonschema.Draft202012Validator(schema))
+        except (ImportError, AttributeError, OSError):
+            _VALIDATOR.append(None)
+    return _VALIDATOR[0]
+
+
+def field_path(path: Any) -> str:
+    """A JSON path as the hand checks name fields: ``results.iperf3["a->b"].cdf[0]``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += "[%d]" % part
+        elif re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", part):
+            out += ("." if out else "") + part
+        else:
+            out += "[%s]" % json.dumps(part)
+    return out
+
+
+def schema_problem(data: Any, check: Any = None) -> Optional[str]:
+    """The first place ``data`` breaks the published schema, as ``field: what is wrong``; None when it fits or
+    when there is no validator (no jsonschema on this controller)."""
+    check = check or validator()
+    if check is None:
+        return None
+    import jsonschema
+    error = jsonschema.exceptions.best_match(check.iter_errors(data))
+    if error is None:
+        return None
+    return "%s: %s" % (field_path(error.absolute_path) or "the run", error.message)
+
+
 def check_run(data: Any, source: str) -> Dict[str, Any]:
     """``data`` when it is a stored run the report can read, else NotARun naming ``source`` and the field."""
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
@@ -87,6 +136,9 @@ def check_run(data: Any, source: str) -> Dict[str, Any]:
     problem = run_problem(data)
     if problem:
         raise NotARun("%s: not a stored run the report can read: %s" % (source, problem))
+    problem = schema_problem(data)
+    if problem:
+        raise NotARun("%s: not a stored run of schema %s (schemas/bench-run.schema.json): %s" % (source, SCHEMA, problem))
     return data
 
 

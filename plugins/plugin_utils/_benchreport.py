@@ -12,18 +12,19 @@ The first run is the baseline; every later run gets a change against it, with a 
 of the difference and a verdict that calls it better or worse only when the interval excludes zero
 (``_benchsig``).  Plots: for each latency test the latency of every run and pair by percentile on a "nines"
 axis (p50, p90, p99, p99.9 evenly spaced, so the tail is readable), the marked percentiles' values in the
-legend; for each bandwidth test bars per pair, one per run.  matplotlib is imported only to draw (Agg backend), so the tables need nothing but Python.
+legend; for each bandwidth test bars per pair, one per run.  The tables are the Jinja2 templates
+``templates/bench-report.{md,html}.j2`` (``_render``: node text escaped in both formats).  matplotlib is
+imported only to draw (Agg backend), so the tables need nothing but Python and Jinja2.
 """
 from __future__ import annotations
 
 import argparse
-import html
 import math
 import os
 import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchload, _benchrun, _benchsig, _benchstats, _findings_report
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchload, _benchrun, _benchsig, _benchstats, _findings_report, _render
 
 # test -> the metrics compared: (key in the result, column title, unit, higher is better)
 METRICS: Dict[str, List[Tuple[str, str, str, bool]]] = {
@@ -130,73 +131,32 @@ def _fmt_change(c: Optional[float], verdict: Optional[str], interval: Optional[D
     return text + (" %s" % verdict if verdict else "")
 
 
-def _change_cells(row: Dict[str, Any]) -> List[Tuple[str, Optional[str]]]:
-    return [(_fmt_change(c, v, i, row["values"][0]), v) for c, v, i in zip(row["changes"], row["verdicts"], row["intervals"])]
+def _view(table: Dict[str, Any], plots: Optional[Dict[str, str]]) -> Dict[str, Any]:
+    """What the templates show: per run its row, per test its title, rows (pair, metric, formatted values and
+    changes with their verdicts) and plot file; the errors of the runs."""
+    sections = []
+    for test in table["tests"]:
+        rows = [{"pair": row["pair"], "metric": "%s (%s)" % (row["metric"], row["unit"]) if row["unit"] else row["metric"],
+                 "cells": [_fmt_value(v, s) for v, s in zip(row["values"], row["spread"])],
+                 "changes": [{"text": _fmt_change(c, v, i, row["values"][0]), "verdict": v}
+                             for c, v, i in zip(row["changes"], row["verdicts"], row["intervals"])]}
+                for row in table["rows"] if row["test"] == test]
+        sections.append({"title": TITLES.get(test, test), "rows": rows,
+                         "plot": os.path.basename(plots[test]) if plots and test in plots else None})
+    return {"runs": table["runs"], "how": HOW, "sections": sections, "errors": table["errors"],
+            "run_rows": [{"name": n, "run_id": rid, "started": started, "profiles": prof} for n, rid, started, prof
+                         in zip(table["runs"], table["run_ids"], table["started"], table["profiles"])]}
 
 
 def to_markdown(table: Dict[str, Any], plots: Optional[Dict[str, str]] = None) -> str:
-    """The tables in Markdown; every name and text from a run (labels, ids, pairs, profiles, errors) made inert
-    as the HTML report escapes it (``_findings_report.md_text``)."""
-    md = _findings_report.md_text
-    runs = [md(n) for n in table["runs"]]
-    out = ["# Benchmark comparison", "",
-           "Baseline: **%s**.  Changes are against the baseline; latency in microseconds (lower is better), "
-           "bandwidth in Gbit/s (higher is better)." % runs[0], "", HOW, ""]
-    out += ["| run | run id | started | profile(s) |", "|---|---|---|---|"]
-    for name, rid, started, prof in zip(runs, table["run_ids"], table["started"], table["profiles"]):
-        out.append("| %s | %s | %s | %s |" % (name, md(rid), md(started or "-"), md(", ".join(prof))))
-    for test in table["tests"]:
-        out += ["", "## %s" % md(TITLES.get(test, test)), ""]
-        head = ["pair", "metric"] + runs + ["change %s [95%% CI]" % n for n in runs[1:]]
-        out += ["| %s |" % " | ".join(head), "|%s" % ("---|" * len(head))]
-        for row in [r for r in table["rows"] if r["test"] == test]:
-            metric = "%s (%s)" % (row["metric"], row["unit"]) if row["unit"] else row["metric"]
-            cells = [md(row["pair"]), md(metric)] + [_fmt_value(v, s) for v, s in zip(row["values"], row["spread"])] + \
-                [text for text, _v in _change_cells(row)]
-            out.append("| %s |" % " | ".join(cells))
-        if plots and test in plots:
-            out += ["", "![%s](%s)" % (md(TITLES.get(test, test)), os.path.basename(plots[test]))]
-    if table["errors"]:
-        out += ["", "## Errors in the runs", ""] + ["- %s: %s" % (md(n), md(e)) for n, e in table["errors"]]
-    return "\n".join(out) + "\n"
+    """templates/bench-report.md.j2: every name and text from a run (labels, ids, pairs, profiles, errors) made
+    inert as the HTML report escapes it (``_render.md_text``)."""
+    return _render.render("bench-report.md.j2", **_view(table, plots))
 
 
 def to_html(table: Dict[str, Any], plots: Optional[Dict[str, str]] = None) -> str:
-    esc = html.escape
-    runs = table["runs"]
-    parts = ["<!DOCTYPE html>", "<html><head><meta charset=\"utf-8\"><title>Benchmark comparison</title>",
-             "<style>body{font-family:sans-serif}table{border-collapse:collapse}td,th{border:1px solid #999;"
-             "padding:2px 8px;text-align:right}td:first-child,td:nth-child(2){text-align:left}"
-             ".better{color:#060}.worse{color:#a00}.same{color:#666}</style></head><body>",
-             "<h1>Benchmark comparison</h1>",
-             "<p>Baseline: <b>%s</b>. Changes are against the baseline; latency in microseconds (lower is better), "
-             "bandwidth in Gbit/s (higher is better).</p>" % esc(runs[0]), "<p>%s</p>" % esc(HOW),
-             "<table><tr><th>run</th><th>run id</th><th>started</th><th>profile(s)</th></tr>"]
-    for name, rid, started, prof in zip(runs, table["run_ids"], table["started"], table["profiles"]):
-        parts.append("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>"
-                     % (esc(name), esc(rid), esc(started or "-"), esc(", ".join(prof))))
-    parts.append("</table>")
-    for test in table["tests"]:
-        parts.append("<h2>%s</h2><table><tr>" % esc(TITLES.get(test, test)))
-        head = ["pair", "metric"] + runs + ["change %s [95%% CI]" % n for n in runs[1:]]
-        parts.append("".join("<th>%s</th>" % esc(h) for h in head) + "</tr>")
-        for row in [r for r in table["rows"] if r["test"] == test]:
-            metric = "%s (%s)" % (row["metric"], row["unit"]) if row["unit"] else row["metric"]
-            cells = ["<td>%s</td>" % esc(x) for x in [row["pair"], metric] + [_fmt_value(v, s) for v, s in
-                                                                              zip(row["values"], row["spread"])]]
-            for text, verdict in _change_cells(row):
-                cls = {"better": " class=\"better\"", "worse": " class=\"worse\""}.get(verdict or "", " class=\"same\"")
-                cells.append("<td%s>%s</td>" % (cls, esc(text)))
-            parts.append("<tr>%s</tr>" % "".join(cells))
-        parts.append("</table>")
-        if plots and test in plots:
-            parts.append("<p><img src=\"%s\" alt=\"%s\"></p>" % (esc(os.path.basename(plots[test])),
-                                                                 esc(TITLES.get(test, test))))
-    if table["errors"]:
-        parts.append("<h2>Errors in the runs</h2><ul>%s</ul>"
-                     % "".join("<li>%s: %s</li>" % (esc(n), esc(e)) for n, e in table["errors"]))
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+    """templates/bench-report.html.j2, autoescaped."""
+    return _render.render("bench-report.html.j2", **_view(table, plots))
 
 
 # ---------------------------------------------------------------------- plots

@@ -3,19 +3,20 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Verify reports: the JSON document (schema ``hpcnet.rdma.verify/1``, docs/verify.md), and the
-self-contained Markdown and HTML renderings of it - one table per finding class (id), worst first.
+self-contained Markdown and HTML renderings of it - one table per finding class (id), worst first -
+from the Jinja2 templates ``templates/verify-report.{md,html}.j2`` (``_render``: node text escaped in both).
+The JSON's format is published as ``schemas/verify-report.schema.json`` (JSON Schema 2020-12).
 Pure: builds strings; the action plugin writes them.
 """
 from __future__ import annotations
 
-import html
 import json
 import os
 import tempfile
 from collections import OrderedDict
 from typing import Any, Dict, List
 
-from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings, _findings_catalogue
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings, _findings_catalogue, _render
 
 SCHEMA = "hpcnet.rdma.verify/1"
 
@@ -71,23 +72,7 @@ def to_json(report: Dict[str, Any]) -> str:
     return json.dumps(report, indent=2, sort_keys=False, default=str) + "\n"
 
 
-def _value(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
-
-
-_MD_ESCAPES = {"&": "&amp;", "<": "&lt;", "\\": "\\\\", "|": "\\|", "`": "\\`", "*": "\\*", "[": "\\[",
-               "]": "\\]"}
-
-
-def md_text(text: Any) -> str:
-    """Text from a node as inert Markdown, on one line: no HTML (``&`` and ``<`` as entities, so no tag can
-    open), no link, image, code span or emphasis (``[ ] ` *`` escaped), pipes escaped for a table cell."""
-    return "".join(_MD_ESCAPES.get(c, c) for c in " ".join(_value(text).split()))
-
-
-def _md(text: Any) -> str:
-    """A Markdown table cell (see md_text)."""
-    return md_text(text)
+md_text = _render.md_text     # text from a node as inert Markdown (the Markdown templates' escaping)
 
 
 def summary_line(report: Dict[str, Any]) -> str:
@@ -97,57 +82,21 @@ def summary_line(report: Dict[str, Any]) -> str:
                "FAILED" if g["failed"] else "passed"))
 
 
-def to_markdown(report: Dict[str, Any]) -> str:
-    lines = ["# RDMA fabric verify report", "",
-             "- generated: %s" % md_text(report["generated_at"]),
-             "- hosts (%d): %s" % (len(report["hosts"]), md_text(", ".join(report["hosts"]))),
-             "- check families: %s" % md_text(", ".join(report["families"])),
-             "- result: %s" % summary_line(report), ""]
-    groups = classes(report["findings"])
-    if not groups:
-        lines += ["No findings.", ""]
-    for rule, items in groups.items():
+def _groups(report: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """The finding classes as the templates show them: rule, its worst severity, family, meaning, findings."""
+    out = []
+    for rule, items in classes(report["findings"]).items():
         family, _sev, meaning = _findings_catalogue.RULES.get(rule, ("?", "?", ""))
-        heading = "## %s `%s` (%s, %d)" % (md_text(items[0]["severity"]), rule.replace("`", "'"), md_text(family),
-                                           len(items))
-        lines += [heading, "", md_text(meaning), "",
-                  "| severity | nodes | finding | evidence | fix |", "|---|---|---|---|---|"]
-        for f in items:
-            evidence = "; ".join("%s %s = %s (%s)" % (e["node"], e["what"], _value(e["value"]), e["source"])
-                                 for e in f["evidence"]) or "-"
-            lines.append("| %s | %s | %s | %s | %s |" % (_md(f["severity"]), _md(", ".join(f["nodes"])), _md(f["title"]),
-                                                         _md(evidence), _md(f["fix"])))
-        lines.append("")
-    return "\n".join(lines)
+        out.append({"rule": rule, "severity": items[0]["severity"], "family": family, "meaning": meaning,
+                    "findings": items})
+    return out
 
 
-_CSS = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:2em}"
-        "td,th{border:1px solid #999;padding:4px 8px;vertical-align:top;text-align:left}"
-        ".error{background:#fdd}.warning{background:#ffd}.info{background:#eef}code{font-size:90%}")
+def to_markdown(report: Dict[str, Any]) -> str:
+    """templates/verify-report.md.j2: one table per finding class, every node's text inert."""
+    return _render.render("verify-report.md.j2", report=report, summary=summary_line(report), groups=_groups(report))
 
 
 def to_html(report: Dict[str, Any]) -> str:
-    e = html.escape
-    out = ["<!DOCTYPE html>", "<html><head><meta charset=\"utf-8\"><title>RDMA fabric verify report</title>",
-           "<style>%s</style></head><body>" % _CSS, "<h1>RDMA fabric verify report</h1>", "<ul>",
-           "<li>generated: %s</li>" % e(report["generated_at"]),
-           "<li>hosts (%d): %s</li>" % (len(report["hosts"]), e(", ".join(report["hosts"]))),
-           "<li>check families: %s</li>" % e(", ".join(report["families"])),
-           "<li>result: %s</li></ul>" % e(summary_line(report))]
-    groups = classes(report["findings"])
-    if not groups:
-        out.append("<p>No findings.</p>")
-    for rule, items in groups.items():
-        family, _sev, meaning = _findings_catalogue.RULES.get(rule, ("?", "?", ""))
-        out.append("<h2 class=\"%s\">%s <code>%s</code> (%s, %d)</h2><p>%s</p>"
-                   % (e(items[0]["severity"]), e(items[0]["severity"]), e(rule), e(family), len(items), e(meaning)))
-        out.append("<table><tr><th>severity</th><th>nodes</th><th>finding</th><th>evidence</th><th>fix</th></tr>")
-        for f in items:
-            evidence = "<br>".join("%s %s = <code>%s</code> <small>(%s)</small>"
-                                   % (e(x["node"]), e(x["what"]), e(_value(x["value"])), e(x["source"]))
-                                   for x in f["evidence"]) or "-"
-            out.append("<tr class=\"%s\"><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>"
-                       % (e(f["severity"]), e(f["severity"]), e(", ".join(f["nodes"])), e(f["title"]), evidence, e(f["fix"])))
-        out.append("</table>")
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"
+    """templates/verify-report.html.j2 (autoescaped), self-contained: no script, link or image."""
+    return _render.render("verify-report.html.j2", report=report, summary=summary_line(report), groups=_groups(report))

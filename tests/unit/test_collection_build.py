@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import glob
+import json
 import os
 import re
 import shutil
@@ -35,6 +36,7 @@ ROLES = sorted(os.path.basename(os.path.dirname(p)) for p in glob.glob(os.path.j
 # The ansible-core the example execution environment installs is the one CI tests (requirements.txt).
 ANSIBLE_CORE = re.search(r"^ansible-core==(\S+)$", open(os.path.join(ROOT, "requirements.txt"), encoding="utf-8").read(),
                          re.M).group(1)
+TEMPLATES = sorted(os.listdir(os.path.join(ROOT, "plugins", "plugin_utils", "templates")))
 PLAYBOOKS = sorted(os.path.basename(p)[:-4] for p in glob.glob(os.path.join(ROOT, "playbooks", "*.yml")))
 
 NAME = r"[a-z][a-z0-9_]*"
@@ -49,6 +51,8 @@ ALLOWED = [re.compile(r"\A(?:%s)\Z" % p) for p in (
     r"plugins(?:/(?:action|doc_fragments|filter|modules|plugin_utils|test|lookup|callback)"
     r"(?:/_?%s\.(?:py|yml))?)?" % NAME,
     r"plugins/module_utils(?:/%s)?(?:/(?:_?%s|__init__)\.py)?" % (NAME, NAME),   # module_utils: one folder per layer/concern
+    r"plugins/plugin_utils/templates(?:/[a-z][a-z0-9-]*\.(?:html|md)\.j2)?",         # the reports' Jinja2 templates
+    r"schemas(?:/[a-z][a-z0-9-]*\.schema\.json)?",                                  # the published JSON formats
     r"roles(?:/%s(?:/README\.md|/(?:defaults|files|handlers|meta|tasks|templates|vars)(?:/[\w.@-]+)*)?)?" % NAME,
 )]
 # Never shipped, wherever they sit (the allow-list would let them through under docs/ or examples/).
@@ -96,8 +100,36 @@ def test_tarball_holds_runtime_content_only(user):
     # ... and all of the runtime content is there.
     for must in (["README.md", "meta/runtime.yml", "meta/execution-environment.yml", "changelogs/changelog.yaml"]
                  + ["plugins/modules/%s.py" % m for m in MODULES] + ["roles/%s/tasks/main.yml" % r for r in ROLES]
-                 + ["playbooks/%s.yml" % p for p in PLAYBOOKS]):
+                 + ["playbooks/%s.yml" % p for p in PLAYBOOKS] + ["plugins/plugin_utils/templates/%s" % t for t in TEMPLATES]
+                 + ["schemas/bench-run.schema.json", "schemas/verify-report.schema.json"]):
         assert must in names
+
+
+def test_galaxy_readme_is_the_user_page(user):
+    """MANIFEST.json's readme (what Galaxy and Automation Hub show) is docs/README-galaxy.md: what the collection
+    does, how to install it, every playbook, role and module, no development steps, every relative link to a
+    member of the tarball.  README.md stays the checkout's developer page, opening with its two commands."""
+    with tarfile.open(user["tarball"]) as tar:
+        readme = json.load(tar.extractfile("MANIFEST.json"))["collection_info"]["readme"]
+        text = tar.extractfile(readme).read().decode("utf-8")
+        names = set(tar.getnames())
+    assert readme == GALAXY["readme"] == "docs/README-galaxy.md"
+    assert text.startswith("# %s - " % FQCN) and len(text.encode("utf-8")) < 16000
+    for needed in ["ansible-galaxy collection install", "## Requirements", "## Playbooks", "## Roles", "LICENSE"] \
+            + ["`%s.%s`" % (FQCN, p) for p in PLAYBOOKS] + ["`%s.%s`" % (FQCN, r) for r in ROLES] \
+            + ["`%s`" % m for m in MODULES]:
+        assert needed in text, "docs/README-galaxy.md does not name %s" % needed
+    for dev in ("make ", "tests/", "molecule", "labctl", ".venv", "CONTRIBUTING"):
+        assert dev not in text, "docs/README-galaxy.md is the user's page; %r is development" % dev
+    links = re.findall(r"\]\(([^)#\s]+)", text)
+    assert links
+    for target in [t for t in links if "://" not in t]:
+        path = os.path.normpath(os.path.join(os.path.dirname(readme), target))
+        assert path in names or any(n.startswith(path + "/") for n in names), "%s links %s: not in the tarball" % (
+            readme, target)
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        first = f.read().split("```sh\n", 1)[1].splitlines()[:2]
+    assert first[0].startswith("make demo ") and first[1].startswith("make test "), first
 
 
 def test_installed_collection_is_the_one_ansible_uses(user):
