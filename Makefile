@@ -11,7 +11,7 @@
 #   make lint      ansible-lint --profile production (offline)
 #   make dockerd   make sure a Docker engine answers (starts one if needed, never a second)
 #   make image     lab images hpcnet-rdma-lab[-RECIPE]:<recipe-hash> (+ :latest), cached in lab/cache/
-#   make molecule  molecule test -s S for each S in SCENARIOS (default: default profiles rdma_core health)
+#   make molecule  molecule test -s S for each S in SCENARIOS (default: default profiles rdma_core health topology)
 #   make vm-image  lab VM disk image lab/cache/vm-<recipe-hash>/ (debootstrap + host kernel modules)
 #   make molecule-vm  molecule test -s vm: two QEMU VMs, real kernel, reboots (fails without QEMU)
 #   make bench     untuned vs the mpi profile on two lab VMs: iperf3, sockperf, ib_write_bw, ib_send_lat
@@ -56,7 +56,7 @@ COLLECTIONS := $(BUILD)/collections
 COLL_LINK  := $(COLLECTIONS)/ansible_collections/hpcnet/rdma
 LABCTL     := $(PYTHON) $(CURDIR)/lab/labctl.py
 RESULT     := $(PYTHON) $(CURDIR)/scripts/results.py
-SCENARIOS  ?= default profiles rdma_core health
+SCENARIOS  ?= default profiles rdma_core health topology
 # Lab image recipes the container scenarios use (lab/labctl.py image build --recipe R):
 # default for `default`, rdma-bookworm + rdma-trixie (offline apt cache of the RDMA stack) for rdma_core.
 IMAGE_RECIPES ?= default rdma-bookworm rdma-trixie

@@ -38,7 +38,9 @@ RECIPE = {
     "variant": "minbase",
     "include": ["python3", "iproute2", "ethtool", "procps", "kmod", "systemd", "iputils-ping", "sudo",
                 # a real Slurm for the health scenario (molecule/health): controller, node daemon, munge
-                "munge", "slurmctld", "slurmd", "slurm-client"],
+                "munge", "slurmctld", "slurmd", "slurm-client",
+                # LLDP for the topology scenario (molecule/topology): lab switches and nodes advertise themselves
+                "lldpd"],
     "cleanup": ["var/cache/apt/archives/*.deb", "var/lib/apt/lists/*"],
     "changes": ['CMD ["/bin/sleep", "infinity"]'],
     "format": 1,
@@ -51,7 +53,7 @@ RDMA_STACK = ["rdma-core", "ibverbs-utils", "rdmacm-utils", "infiniband-diags", 
 # A Debian cloud kernel package too, as an image bake has one: rdma_stack checks module names against
 # its modules tree (a container's running kernel is the host's, with no tree inside).
 RDMA_IMAGE = dict(RECIPE, cleanup=[], apt_cache=RDMA_STACK, kernel="linux-image-cloud-amd64",
-                  include=[p for p in RECIPE["include"] if p not in ("munge", "slurmctld", "slurmd", "slurm-client")])
+                  include=[p for p in RECIPE["include"] if p not in ("munge", "slurmctld", "slurmd", "slurm-client", "lldpd")])
 RECIPES = {
     "default": RECIPE,
     "rdma-bookworm": dict(RDMA_IMAGE, suite="bookworm"),

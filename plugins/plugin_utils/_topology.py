@@ -145,10 +145,14 @@ def build_graph(hosts: Dict[str, Any], interfaces: Optional[List[str]] = None,
         for other in _peer_switches(fabric, g, "switches"):
             if other in ib_name:
                 uplinks.setdefault(ib_name[g], set()).add(ib_name[other])
-    for sw_host, result in sorted((switch_results or {}).items()):    # the switches' own LLDP neighbours
+    # The switches' own LLDP neighbours.  A node that forwards IP (a container host: ip_forward=1) advertises the
+    # router capability, so the nodes themselves are left out: a node is never a spine.
+    node_names = set(usable) | set(r["hostname"].split(".")[0] for r in usable.values() if isinstance(r.get("hostname"), str))
+    for sw_host, result in sorted((switch_results or {}).items()):
         if isinstance(result, dict) and not result.get("failed"):
             for other in _lldp_switches(result, []):
-                uplinks.setdefault(names.get(sw_host, sw_host), set()).add(names.get(other, other))
+                if other not in node_names and other.split(".")[0] not in node_names:
+                    uplinks.setdefault(names.get(sw_host, sw_host), set()).add(names.get(other, other))
     for link in switch_links or []:
         if not (isinstance(link, (list, tuple)) and len(link) == 2 and all(isinstance(x, str) and x for x in link)):
             raise TopologyError("switch_links: %r is not a pair of switch names [a, b]" % (link,))

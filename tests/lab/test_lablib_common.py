@@ -75,7 +75,7 @@ def test_file_sha(tmp_path: Path) -> None:
 
 # Pinned: the hashes of the recipes whose images are cached (lab/cache/, the Docker engine).
 @pytest.mark.parametrize("recipe, digest, repo, tarball", [
-    ("default", "aa054c27b1c8", "hpcnet-rdma-lab", "rootfs-aa054c27b1c8.tar"),   # + munge, slurmctld, slurmd (rdma_health)
+    ("default", "dc287ef03353", "hpcnet-rdma-lab", "rootfs-dc287ef03353.tar"),   # + munge, slurmctld, slurmd (rdma_health), lldpd (topology)
     ("rdma-bookworm", "e29a90bb6b0a", "hpcnet-rdma-lab-rdma-bookworm", "rootfs-rdma-bookworm-e29a90bb6b0a.tar"),
     ("rdma-trixie", "86d93daeaba5", "hpcnet-rdma-lab-rdma-trixie", "rootfs-rdma-trixie-86d93daeaba5.tar"),
 ])

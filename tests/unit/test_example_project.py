@@ -47,8 +47,8 @@ def run(project, *args):
     return proc.stdout
 
 
-def test_the_five_playbooks_are_the_ones_wrapped():
-    assert PLAYBOOKS == ["bench_rdma", "rollback_rdma", "switch_profile", "tune_rdma", "verify_rdma"]
+def test_the_six_playbooks_are_the_ones_wrapped():
+    assert PLAYBOOKS == ["bench_rdma", "rollback_rdma", "switch_profile", "topology_rdma", "tune_rdma", "verify_rdma"]
 
 
 @pytest.mark.parametrize("name", PLAYBOOKS)

@@ -31,12 +31,12 @@ def _row(first_cell: str) -> str:
 
 
 # What README advertises: the tuning role's concerns (tune_rdma and switch_profile run the role), the
-# verify families of the verify_rdma row's `--tags a,b,...`; bench_rdma and rollback_rdma advertise none.
+# verify families of the verify_rdma row's `--tags a,b,...`; bench_rdma, rollback_rdma and topology_rdma advertise none.
 _SELECTED = re.search(r"the concerns the tags select \(([^)]*)\)", _row("role `hpcnet.rdma.tuning`")).group(1)
 CONCERNS = re.findall(r"`([a-z_]+)`", _SELECTED)
 FAMILIES = re.search(r"`--tags ([a-z_,]+)`", _row("`hpcnet.rdma.verify_rdma`")).group(1).split(",")
 ADVERTISED = {"tune_rdma": CONCERNS, "switch_profile": CONCERNS, "verify_rdma": FAMILIES, "bench_rdma": [],
-              "rollback_rdma": []}
+              "rollback_rdma": [], "topology_rdma": []}
 
 
 def test_what_readme_advertises_was_found():

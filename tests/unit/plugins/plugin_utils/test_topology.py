@@ -46,6 +46,21 @@ def test_lldp_leaves_and_spines_from_the_switches_own_lldp():
         "SwitchName=leaf1 Nodes=n[1-2]", "SwitchName=leaf2 Nodes=n[3-4]", "SwitchName=spine1 Switches=leaf[1-2]"]
 
 
+def test_a_node_that_routes_is_never_a_spine():
+    """A node with ip_forward=1 (a container host) advertises the router capability: seen from its leaf's own
+    lldpd it looks like a switch, but a host of the graph (by inventory name or reported host name) is a node."""
+    switches = {"leaf1": lldp_host("leaf1", swp9="spine1", swp1="n1", swp2="n2.lab.example"),
+                "leaf2": lldp_host("leaf2", swp9="spine1", swp1="n3")}
+    for sw in switches.values():
+        for neighs in sw["lldp"]["interfaces"].values():
+            neighs[0].update(bridge=False, router=True)
+    hosts = dict(HOSTS, n3=dict(HOSTS["n3"], hostname="node-three"))
+    switches["leaf2"]["lldp"]["interfaces"]["swp1"][0]["chassis_name"] = "node-three"
+    g = _topology.build_graph(hosts, ["data*"], switches)
+    assert g["spines"] == {"spine1": {"leaves": ["leaf1", "leaf2"]}}
+    assert g["leaves"]["leaf1"]["spines"] == ["spine1"] and g["leaves"]["leaf2"]["spines"] == ["spine1"]
+
+
 def test_without_an_interface_filter_the_management_switch_is_a_leaf_too():
     g = graph()
     assert g["multi_leaf"] == ["n1"] and g["nodes"]["n1"]["leaves"] == ["leaf1", "mgmt-sw"]

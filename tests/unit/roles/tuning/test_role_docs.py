@@ -18,7 +18,7 @@ _spec = importlib.util.spec_from_file_location("role_docs", os.path.join(ROOT, "
 role_docs = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(role_docs)
 
-ROLES = ["fabric_app_config", "rdma_bench", "rdma_core", "rdma_health", "rdma_metrics", "rdma_verify", "tuning"]
+ROLES = ["fabric_app_config", "rdma_bench", "rdma_core", "rdma_health", "rdma_metrics", "rdma_topology", "rdma_verify", "tuning"]
 
 
 def test_every_role_with_argument_specs_is_covered():
