@@ -32,7 +32,8 @@ CONCERNS = ("sysctl", "nic", "irq", "qos", "stack", "services", "files")
 MAY_IMPORT = dict(
     [("node", {"node"}), ("engine", {"node", "engine"})]
     + [(c, {"node", "engine"} | set(CONCERNS)) for c in CONCERNS]
-    + [(top, {"node", "engine", "facts", "bench", "tuning", "health", "topology"} | set(CONCERNS)) for top in ("facts", "bench", "tuning", "health", "topology")])
+    + [(top, {"node", "engine", "facts", "bench", "tuning", "health", "topology"} | set(CONCERNS))
+       for top in ("facts", "bench", "tuning", "health", "topology")])
 CONTROLLER = ("action", "plugin_utils", "filter", "callback", "lookup", "test")
 STANDALONE = ("irq/_domain.py",)   # installed on the node and run by python3 alone
 

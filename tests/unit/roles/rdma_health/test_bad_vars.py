@@ -14,7 +14,7 @@ import sys
 import pytest
 import yaml
 
-from ..tuning.test_playbooks import COLLECTIONS, run  # noqa: F401 - the same runner as the tuning role's bad runs
+from ..tuning.test_playbooks import run  # the same runner as the tuning role's bad runs
 
 VALIDATION = "Validating arguments against arg spec 'main'"
 BAD = {

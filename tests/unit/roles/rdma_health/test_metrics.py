@@ -11,7 +11,10 @@ import json
 import os
 
 from ..rdma_metrics.test_promtool import promtool
-from .test_role import lab, program, run  # noqa: F401 - program is a fixture
+from . import test_role
+from .test_role import lab, run
+
+program = test_role.program   # the fixture, shared
 
 TEXTFILE = "/var/lib/prometheus/node-exporter"
 

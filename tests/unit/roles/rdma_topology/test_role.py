@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import os
-from typing import Any, Dict
+from typing import Any
 
 import pytest
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
