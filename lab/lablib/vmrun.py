@@ -57,7 +57,7 @@ DATA1_PCI_SLOT = 0x11
 def choose_accel() -> tuple[str, list[str]]:
     """KVM only where it really works; TCG otherwise (see LAB.md: PVM nested KVM hangs the kernel)."""
     forced = os.environ.get("LAB_VM_ACCEL")
-    tcg = ["-accel", "tcg,tb-size=256", "-cpu", os.environ.get("LAB_VM_CPU") or "max"]
+    tcg = ["-accel", "tcg,tb-size=256", "-cpu", "max"]
     kvm = ["-accel", "kvm", "-cpu", "host"]
     if forced == "tcg":
         return "tcg (LAB_VM_ACCEL)", tcg
