@@ -8,24 +8,22 @@ Keys are ``irq:NAME`` (the name in /proc/interrupts, e.g. ``virtio2-input.0``,
 ``mlx5_comp3@pci:0000:3b:00.0``), never the IRQ number: numbers change across boots and driver
 reloads, names do not.  Values are kernel cpulists (``0-3,8``).
 
-This file is also installed on the node as the boot-time applier (``main()``): it must stay
-standard-library only and import nothing else from the collection.  All reads and writes go
-through a host object with ``read``, ``listdir``, ``exists`` and ``write_proc`` — the collection's
-``_host.Host`` at tune time, :class:`BootHost` at boot.
+This file's text is also the first part of the boot applier installed on the node (``_applier.py``'s
+follows it: ``_module.applier_source``), so it stays standard-library only and imports nothing else of
+the collection.  Reads and writes go through a host with ``read``, ``listdir``, ``exists`` and
+``write_proc`` — ``_host.Host`` at tune time, ``_applier.BootHost`` at boot.
 """
 from __future__ import annotations
 
 import fnmatch
-import json
 import re
 import sys
 from typing import Any, Dict, List, Optional
 
 INTERRUPTS = "/proc/interrupts"
 ONLINE = "/sys/devices/system/cpu/online"
-# The IRQ names the boot applier pinned at this boot, for irqbalance's policy script: an image baked
-# with no NIC present has no names in its persistent ban list, so the boot adds them here (tmpfs:
-# gone at the next boot, nothing to roll back).
+# The IRQ names the boot applier pinned at this boot, for irqbalance's policy script (an image baked with no
+# NIC has none in its persistent ban list, so the boot adds them here; tmpfs: nothing to roll back).
 RUN_BANNED = "/run/hpcnet-rdma/irqbalance-banned"
 POLICIES = ("spread-local", "single", "explicit", "hint")
 # How drivers name their MSI-X vectors in /proc/interrupts: the IRQ columns of the driver table
@@ -400,104 +398,3 @@ def _refused(msg: str) -> Exception:
     except ImportError:
         return RuntimeError(msg)
     return Refused(msg)
-
-
-# ---------------------------------------------------------------------- the boot-time applier
-class BootHost(object):
-    """Plain file access for the boot applier (no Ansible on the node at boot); ``root`` for tests."""
-
-    def __init__(self, root: str = "/") -> None:
-        self.root = root
-        self.tool_facts = {}  # type: Dict[str, Any]
-
-    def p(self, path: str) -> str:
-        import os
-        return path if self.root in ("", "/") else os.path.join(self.root, path.lstrip("/"))
-
-    def read(self, path: str) -> Optional[str]:
-        try:
-            with open(self.p(path), "r", encoding="utf-8") as f:
-                return f.read()
-        except OSError:
-            return None
-
-    def exists(self, path: str) -> bool:
-        import os
-        return os.path.exists(self.p(path))
-
-    def readlink(self, path: str) -> Optional[str]:
-        import os
-        try:
-            return os.readlink(self.p(path))
-        except OSError:
-            return None
-
-    def listdir(self, path: str) -> List[str]:
-        import os
-        try:
-            return sorted(os.listdir(self.p(path)))
-        except OSError:
-            return []
-
-    def write_proc(self, path: str, value: str) -> None:
-        with open(self.p(path), "w", encoding="utf-8") as f:
-            f.write(value)
-
-    def write_run(self, path: str, text: str) -> None:
-        import os
-        os.makedirs(os.path.dirname(self.p(path)), exist_ok=True)
-        with open(self.p(path), "w", encoding="utf-8") as f:
-            f.write(text)
-
-
-def hints_of(host: Any, nic: Dict[str, Any]) -> Dict[str, str]:
-    return dict((i["name"], (host.read("/proc/irq/%d/affinity_hint" % i["irq"]) or "0").strip())
-                for i in nic["irqs"])
-
-
-def plan_all(host: Any, entries: List[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
-    """interface → {"nic": info, "assign": {irq name: cpulist}} for every policy entry."""
-    interrupts = parse_interrupts(host.read(INTERRUPTS) or "")
-    online = online_cpus(host)
-    out = {}
-    for entry in entries:
-        nic = nic_irqs(host, entry["interface"], interrupts)
-        out[entry["interface"]] = {"nic": nic, "assign": assign(entry, nic, online, hints_of(host, nic))}
-    return out
-
-
-def _say(line: str) -> None:
-    sys.stdout.write(line + "\n")   # the boot unit's journal (systemd captures stdout)
-
-
-def main(argv: List[str], root: str = "/") -> int:
-    """``python3 hpcnet_irq.py POLICY.json``: re-apply the policy by IRQ name (boot unit)."""
-    host = BootHost(root)
-    with open(host.p(argv[1]), encoding="utf-8") as f:
-        entries = json.load(f)["interfaces"]
-    rc = 0
-    pinned: List[str] = []
-    for entry in entries:
-        try:
-            planned = plan_all(host, [entry])[entry["interface"]]
-        except ValueError as e:
-            _say("hpcnet-rdma-irq: %s: %s" % (entry["interface"], e))
-            rc = 1
-            continue
-        for name, cpus in sorted(planned["assign"].items()):
-            try:
-                write_value(host, name, cpus)
-                pinned.append(name)
-                _say("hpcnet-rdma-irq: %s -> %s" % (name, cpus))
-            except Exception as e:  # report and go on: one refused IRQ must not stop the rest
-                _say("hpcnet-rdma-irq: %s: %s" % (name, e))
-    try:
-        host.write_run(RUN_BANNED, "".join(n + "\n" for n in sorted(pinned)))
-    except OSError as e:
-        _say("hpcnet-rdma-irq: %s: %s" % (RUN_BANNED, e))
-        rc = 1
-    return rc
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv))

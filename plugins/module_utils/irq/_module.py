@@ -9,6 +9,9 @@ one module call (one Python start, one payload, one connection round trip for al
 """
 from __future__ import annotations
 
+from typing import Any
+
+from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _applier
 from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
 from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _plan as _irqplan
 from ansible_collections.hpcnet.rdma.plugins.module_utils.services import _domain as _service
@@ -47,14 +50,19 @@ def entries_of(params: dict) -> list:
     return out
 
 
-def applier_source() -> str:
-    """The boot applier is _irq.py itself: one planner at tune time and at boot."""
-    loader = getattr(_irq, "__loader__", None)
-    source = loader.get_source(_irq.__name__) if loader is not None else None
+def _source(module: Any) -> str:
+    loader = getattr(module, "__loader__", None)
+    source = loader.get_source(module.__name__) if loader is not None else None
     if not source:
-        with open(_irq.__file__, encoding="utf-8") as f:
+        with open(module.__file__, encoding="utf-8") as f:
             source = f.read()
     return source
+
+
+def applier_source() -> str:
+    """The boot applier: _domain.py's text, then _applier.py's - one planner at tune time and at boot, in
+    one standard-library file on the node."""
+    return _source(_irq).rstrip("\n") + "\n\n\n" + _source(_applier)
 
 
 def run(module, host: Host) -> dict:
@@ -75,7 +83,7 @@ def run(module, host: Host) -> dict:
         assignments = {}
         current = {}
         if params["mode"] != "persist":
-            planned = _irq.plan_all(host, entries)
+            planned = _applier.plan_all(host, entries)
             for ifname, p in planned.items():
                 nic = p["nic"]
                 assignments[ifname] = p["assign"]

@@ -9,7 +9,6 @@ import ast
 import json
 import importlib
 import os
-import shutil
 import subprocess
 import sys
 from typing import Any, Dict, List, Set
@@ -166,12 +165,15 @@ def test_refused_is_one_type_across_domains(node):
 
 
 def test_irq_boot_applier_still_runs_alone(tmp_path):
-    """The boot applier is _irq.py copied alone onto the node: no collection to import there."""
-    shutil.copy(_irq.__file__, str(tmp_path / "hpcnet_irq.py"))
-    code = ("import sys; sys.path.insert(0, %r); import hpcnet_irq as m; "
-            "print(type(m._refused('x')).__name__, type(m._host_error('y')).__name__, sorted(m.DOMAINS))" % str(tmp_path))
+    """The boot applier is _domain.py's and _applier.py's text in one file on the node (what irq_affinity
+    installs): no collection to import there, and its main and BootHost are there."""
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _module as _irqmodule
+    (tmp_path / "hpcnet_irq.py").write_text(_irqmodule.applier_source(), encoding="utf-8")
+    code = ("import sys; sys.path.insert(0, %r); import hpcnet_irq as m; loaded = 'ansible_collections' in sys.modules; "
+            "print(loaded, type(m._refused('x')).__name__, type(m._host_error('y')).__name__, sorted(m.DOMAINS), "
+            "callable(m.main), m.BootHost.__module__)" % str(tmp_path))
     out = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["RuntimeError", "RuntimeError", "['irq']"]
+    assert out.stdout.split() == ["False", "RuntimeError", "RuntimeError", "['irq']", "True", "hpcnet_irq"]
 
 
 def _imports(path: str) -> List[str]:

@@ -10,6 +10,7 @@ import os
 
 import pytest
 
+from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _applier
 from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
 
 HEADER = "            CPU0       CPU1       CPU2       CPU3\n"
@@ -98,7 +99,7 @@ def test_an_unknown_name_is_a_lookup_error_and_no_name_is_trusted_by_its_directo
 
 def test_the_boot_applier_indexes_once_too(node, monkeypatch):
     tree(node, range(120, 137))
-    host = _irq.BootHost(node.root)
+    host = _applier.BootHost(node.root)
     reads = []
     real = host.read
     monkeypatch.setattr(host, "read", lambda path: reads.append(path) or real(path))
