@@ -3,6 +3,7 @@ modules, soft-RoCE rxe0 on data0, memlock for group rdma, /dev/infiniband access
 verbs traffic between the two VMs; imported by the vm test modules."""
 import json
 import time
+import warnings
 
 import testinfra
 
@@ -104,6 +105,28 @@ def test_ib_write_bw_between_the_vms_as_a_member_of_rdma(host, request):
     peer_name, peer_ip = PEER[me]
     peer = testinfra.get_host("ansible://" + peer_name, ansible_inventory=host.backend.ansible_inventory)
     args = "ib_write_bw -d rxe0 -R -F -n 200 -s 65536 --report_gbits"
+    row = []
+    for transfer in (1, 2):
+        row, client, server = _one_write_bw(host, peer, peer_ip, args)
+        request.node.add_report_section("call", "ib_write_bw transfer %d: client on %s" % (transfer, me),
+                                        client.stdout + client.stderr)
+        request.node.add_report_section("call", "ib_write_bw transfer %d: server on %s" % (transfer, peer_name),
+                                        server)
+        assert client.rc == 0, client.stdout + client.stderr
+        assert row[:2] == ["65536", "200"], client.stdout
+        if float(row[3]) > 0:
+            break
+        # The 200 writes completed, but perftest printed 0 Gbit/s: it could not measure its CPU clock (its
+        # timing sample is too noisy under QEMU TCG; get_cpu_mhz() returns 0).  The same error, named, in
+        # bench_run: retried once, like a perftest a signal killed.
+        warnings.warn("ib_write_bw transfer %d: 200 writes completed but perftest could not measure its clock "
+                      "(0 Gbit/s) - the transfer is run once more" % transfer)
+    assert float(row[3]) > 0, "perftest measured no clock twice (0 Gbit/s): %s" % row
+
+
+def _one_write_bw(host, peer, peer_ip, args):
+    """One ib_write_bw transfer, the server started on the peer as rdmauser: (the client's result row, the
+    client's command result, the server's log).  The server serves one client and exits."""
     peer.run("pkill -x ib_write_bw; rm -f /tmp/hpcnet-bw-server.log")
     peer.run("setsid nohup timeout 180 runuser -u rdmauser -- %s > /tmp/hpcnet-bw-server.log 2>&1 < /dev/null &"
              % args)
@@ -113,13 +136,12 @@ def test_ib_write_bw_between_the_vms_as_a_member_of_rdma(host, request):
             client = host.run("timeout 150 runuser -u rdmauser -- %s %s" % (args, peer_ip))
             if client.rc == 0:
                 break
-        assert client.rc == 0, client.stdout + client.stderr
-        assert "BW average" in client.stdout, client.stdout
-        row = client.stdout.split("BW average")[1].splitlines()[1].split()
-        assert row[0] == "65536" and row[1] == "200" and float(row[3]) > 0, row
     finally:
-        server = peer.run("cat /tmp/hpcnet-bw-server.log; pkill -x ib_write_bw")
-        request.node.add_report_section("call", "ib_write_bw server on %s" % peer_name, server.stdout)
+        server = peer.run("cat /tmp/hpcnet-bw-server.log; pkill -x ib_write_bw").stdout
+    row = []
+    if client.rc == 0 and "BW average" in client.stdout:
+        row = client.stdout.split("BW average")[1].splitlines()[1].split()
+    return row, client, server
 
 
 def test_stack_is_gone(host):

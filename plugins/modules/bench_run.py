@@ -22,7 +22,9 @@ description:
     one message naming each node and what it misses, before any server starts. With O(pings), a client that cannot
     ping its server's data address is such a problem too.
   - O(stage=retry) takes the first pass's O(results) and returns, per test and host, only the clients a signal killed
-    (registered C(rc) below 0, as C(rc -11) for SIGSEGV) and the servers of their pairs (a perftest or C(iperf3 -s -1)
+    (registered C(rc) below 0, as C(rc -11) for SIGSEGV) or whose C(ib_write_bw) completed but reported 0 Gbit/s
+    because perftest could not measure its CPU clock (it prints C(Correlation coefficient r^2 ... < 0.9) on a noisy,
+    for example emulated, clock), and the servers of their pairs (a perftest or C(iperf3 -s -1)
     server serves one client and exits, so the role starts it again for the retry). A client that exited with an
     error (C(rc) above 0) is not retried.
   - O(stage=store) parses every client's output (iperf3 C(-J); sockperf C(--full-log) raw samples; perftest

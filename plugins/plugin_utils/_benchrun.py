@@ -253,6 +253,15 @@ def killed_by(res: Any) -> Optional[str]:
         return "signal %d" % -rc
 
 
+def retry_reason(test: str, res: Any) -> Optional[str]:
+    """Why a first-pass client runs again: the signal that killed it, or ``clock`` for an ib_write_bw that completed
+    but could not measure its CPU clock (0 Gbit/s, :func:`_benchstats.parse_perftest_bw`); else None."""
+    if killed_by(res) or test != "ib_write_bw" or not isinstance(res, dict) or res.get("rc") != 0:
+        return killed_by(res)
+    said = _benchstats.parse_perftest_bw((res.get("stdout") or "") + "\n" + (res.get("stderr") or ""))
+    return "clock" if said.get("clock") else None
+
+
 def parse_client(test: str, res: Dict[str, Any], full_log: Optional[str]) -> Dict[str, Any]:
     """One client's registered command result (``rc``, ``stdout``, ``stderr``) -> the parsed result.
 
@@ -296,9 +305,10 @@ def decode_log(slurped: Any) -> Optional[str]:
 
 def retry_plan(the_plan: Dict[str, Any], results: Dict[str, Dict[str, List[Dict[str, Any]]]],
                tests: List[str]) -> Dict[str, Any]:
-    """The second pass: per test and host only the clients a signal killed in the first pass, and the servers of
-    their pairs (a perftest or ``iperf3 -s -1`` server serves one client and exits, so a retry needs its server
-    started again).  A client that exited with an error (rc > 0) is not retried: it would fail the same way.
+    """The second pass: per test and host only the clients a signal killed in the first pass or whose perftest could
+    not measure its clock (:func:`retry_reason`), and the servers of their pairs (a perftest or ``iperf3 -s -1``
+    server serves one client and exits, so a retry needs its server started again).  A client that exited with an
+    error (rc > 0) is not retried: it would fail the same way.
     ``tests`` lists the tests with something to retry, in run order; ``pairs`` the pairs per test."""
     steps: Dict[str, Dict[str, Dict[str, List[Dict[str, Any]]]]] = {}
     pairs: Dict[str, List[str]] = {}
@@ -308,7 +318,7 @@ def retry_plan(the_plan: Dict[str, Any], results: Dict[str, Dict[str, List[Dict[
         for h, step in per_host.items():
             got = (results.get(h) or {}).get(test) or []
             for i, client in enumerate(step["clients"]):
-                if i < len(got) and killed_by(got[i]):
+                if i < len(got) and retry_reason(test, got[i]):
                     ports.append(client["port"])
                     pairs.setdefault(test, []).append(client["pair"])
         if not ports:
@@ -357,7 +367,7 @@ def build_run(the_plan: Dict[str, Any], results: Dict[str, Dict[str, List[Dict[s
             for i, client in enumerate(planned):
                 res = got[i] if i < len(got) and isinstance(got[i], dict) else {"skipped": True}
                 first = None
-                if client["pair"] in again and killed_by(res):
+                if client["pair"] in again and retry_reason(test, res):
                     first = parse_client(test, res, None)["error"]
                     res, log = again[client["pair"]], decode_log(again_logs.get(client["pair"]))
                 else:

@@ -169,6 +169,15 @@ def parse_perftest_bw(text: str) -> Dict[str, Any]:
     scale = 1.0 if unit == "Gb/sec" else (8.0 / 1000.0 if unit == "MB/sec" else None)
     if scale is None:
         return {"error": "unknown bandwidth unit in %r" % header.strip()}
+    if peak == 0 and avg == 0 and iters > 0:
+        # perftest divides by its CPU clock, get_cpu_mhz(), which is 0 when its timing sample is too noisy
+        # ("Correlation coefficient r^2: ... < 0.9", seen on emulated CPUs) - the transfer ran, nothing was measured
+        # (linux-rdma/perftest src/get_clock.c, get_cpu_mhz and sample_get_cpu_mhz).
+        said = re.search(r"Correlation coefficient r\^2: \S+ < \S+", text)
+        return {"error": "%d iterations of %d bytes ran but perftest reported 0 Gbit/s: it could not measure its "
+                         "CPU clock (%s), so this run measured nothing" % (
+                             int(iters), int(size), said.group(0) if said else "get_cpu_mhz returned 0"),
+                "clock": True}
     return {"bytes": int(size), "iterations": int(iters), "gbits_peak": round(peak * scale, 6),
             "gbits_average": round(avg * scale, 6), "mpps": mpps}
 

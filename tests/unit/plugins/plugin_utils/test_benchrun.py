@@ -290,6 +290,32 @@ def test_killed_by(res, signal):
     assert br.killed_by(res) == signal
 
 
+@pytest.mark.parametrize("test, res, reason", [
+    ("ib_send_lat", {"rc": -11}, "SIGSEGV"),
+    ("ib_write_bw", {"rc": 0, "stdout": fixture("ib_write_bw.rxe.no-clock.server.captured.txt"), "stderr": ""}, "clock"),
+    ("ib_write_bw", {"rc": 0, "stdout": fixture("ib_write_bw.rxe.report_gbits.txt"), "stderr": ""}, None),
+    ("ib_write_bw", {"rc": 1, "stdout": fixture("ib_write_bw.rxe.no-clock.server.captured.txt"), "stderr": ""}, None),
+    ("iperf3", {"rc": 1, "stdout": "", "stderr": "refused"}, None),
+])
+def test_retry_reason(test, res, reason):
+    assert br.retry_reason(test, res) == reason
+
+
+def test_a_bandwidth_run_without_a_clock_is_run_again_and_its_second_result_kept():
+    opts = br.options({"tests": ["ib_write_bw"], "pairing": "ring"})
+    p = br.plan(nodes(2), ["n1", "n2"], opts)
+    zero = {"rc": 0, "stdout": fixture("ib_write_bw.rxe.no-clock.server.captured.txt"), "stderr": ""}
+    good = {"rc": 0, "stdout": fixture("ib_write_bw.rxe.report_gbits.txt"), "stderr": ""}
+    results = {"n1": {"ib_write_bw": [zero]}, "n2": {"ib_write_bw": [good]}}
+    again = br.retry_plan(p, results, ["ib_write_bw"])
+    assert again["pairs"] == {"ib_write_bw": ["n1->n2"]}
+    retried = {"n1": {"ib_write_bw": [dict(good, item={"pair": "n1->n2"})]}}
+    run = br.build_run(p, results, opts, ["n1", "n2"], "s", "f", "r", retried=retried)
+    first = run["results"]["ib_write_bw"]["n1->n2"]
+    assert first["attempts"] == 2 and first["gbits_average"] == 2.47 and "0 Gbit/s" in first["first_attempt"]
+    assert run["results"]["ib_write_bw"]["n2->n1"]["attempts"] == 1 and run["errors"] == []
+
+
 def _lat_plan():
     opts = br.options({"tests": ["ib_send_lat", "iperf3"], "pairing": "ring"})
     return br.plan(nodes(3), ["n1", "n2", "n3"], opts), opts

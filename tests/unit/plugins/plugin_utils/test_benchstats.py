@@ -143,6 +143,16 @@ def test_perftest_bw_errors(text, message):
     assert bs.parse_perftest_bw(text)["error"].startswith(message)
 
 
+def test_perftest_bw_without_a_clock_is_an_error_not_a_zero_reading():
+    # A real run whose transfer completed while perftest could not measure its CPU clock (QEMU TCG lab VMs).
+    out = bs.parse_perftest_bw(fixture("ib_write_bw.rxe.no-clock.server.captured.txt"))
+    assert out["clock"] is True and "gbits_average" not in out
+    assert out["error"].startswith("200 iterations of 65536 bytes ran but perftest reported 0 Gbit/s")
+    said = bs.parse_perftest_bw(fixture("ib_write_bw.rxe.no-clock.server.captured.txt")
+                                + "Correlation coefficient r^2: 0.43 < 0.9\n")
+    assert "(Correlation coefficient r^2: 0.43 < 0.9)" in said["error"]
+
+
 def test_perftest_lat_raw_samples():
     out = bs.parse_perftest_lat(fixture("ib_send_lat.rxe.H.txt"))
     assert out["count"] == 1000 and out["source"] == "raw samples (perftest -H)"
