@@ -18,6 +18,7 @@ lab/run/<run>/state.json.  The default run ("vm") writes inventories/lab-vm/host
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -87,10 +88,17 @@ def stop_pid(pid: int, tag: str, name: str) -> None:
     LOG.info(f"{name}: stopped QEMU pid {pid}")
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free ports on 127.0.0.1.  All sockets stay bound until every port is chosen: one
+    port at a time, the kernel can hand out a port it just gave back (a CI run got the same port for vm1's
+    ssh forward and its data0 listener, and QEMU could not listen)."""
+    with contextlib.ExitStack() as stack:
+        ports = []
+        for _ in range(count):
+            s = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            s.bind(("127.0.0.1", 0))
+            ports.append(s.getsockname()[1])
+        return ports
 
 
 def listening(port: int) -> bool:
@@ -185,12 +193,13 @@ def new_state(run: str, count: int, image: Path, accel_why: str, disk: Path | No
     state: dict[str, Any] = {"run": run, "image": str(image), "accel": accel_why,
                              "disk": str(disk if disk is not None else image / "disk.img"),
                              "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "key": str(KEY_FILE), "nodes": []}
+    ports = iter(free_ports(3 * count))    # ssh, metrics, data0 (a listener's; unused by the others)
     for k in range(1, count + 1):
         name = f"vm{k}"
         peer = peer_of(k, count)
         state["nodes"].append({
             "name": name, "index": k, "tag": f"{MARKER}-{run}-{name}", "pid": None,
-            "ssh_port": free_port(), "metrics_port": free_port(), "data_port": None,
+            "ssh_port": next(ports), "metrics_port": next(ports), "data_port": next(ports),
             "peer": f"vm{peer}" if peer else None,
             "data0": data_address(k) if peer else None,
             "peer_address": data_address(peer).split("/", maxsplit=1)[0] if peer else None,
@@ -199,9 +208,9 @@ def new_state(run: str, count: int, image: Path, accel_why: str, disk: Path | No
             "qemu_log": str(rdir / f"{name}.qemu.log"), "qmp": str(rdir / f"{name}.qmp"), "boot_seconds": None,
         })
     for node in state["nodes"]:
-        if node["peer"] and node["index"] % 2:
-            node["data_port"] = free_port()
-        elif node["peer"]:
+        if not node["peer"]:
+            node["data_port"] = None
+        elif node["index"] % 2 == 0:   # the connecting side uses its listener's port
             node["data_port"] = state["nodes"][node["index"] - 2]["data_port"]
     return state
 

@@ -143,6 +143,15 @@ def test_new_state_gives_every_vm_its_own_ports(tmp_path: Path, monkeypatch: pyt
     state = vmrun.new_state("t", 4, tmp_path, "tcg")
     ports = [n[k] for n in state["nodes"] for k in ("ssh_port", "metrics_port")]
     assert len(set(ports)) == 8 and all(1024 < p < 65536 for p in ports)
+    data = [n["data_port"] for n in state["nodes"]]
+    # vm1 listens and vm2 connects on one port, vm3/vm4 on another; none is an ssh or metrics port
+    # (a CI run once got vm1's ssh port as its data0 port: the ports were chosen one socket at a time)
+    assert data[0] == data[1] and data[2] == data[3] and data[0] != data[2] and not set(data) & set(ports)
     group = yaml.safe_load(vmrun.inventory_text(state))["all"]["children"]["rdma_nodes"]
     assert [group["hosts"]["vm%d" % k]["lab_metrics_port"] for k in range(1, 5)] == \
         [n["metrics_port"] for n in state["nodes"]]
+
+
+def test_free_ports_are_distinct() -> None:
+    ports = vmrun.free_ports(64)
+    assert len(set(ports)) == 64 and all(1024 < p < 65536 for p in ports)

@@ -3,6 +3,8 @@ each VM, node_exporter serves the hpcnet_rdma_* metrics, and the real Prometheus
 VMs' metrics back through its HTTP query API (prometheus-queries.json, written by prometheus.yml)."""
 import json
 import os
+import shutil
+import subprocess
 
 import pytest
 
@@ -26,6 +28,27 @@ def test_node_exporter_serves_the_metrics(host):
     out = host.check_output("python3 -c \"import urllib.request; "
                             "print(urllib.request.urlopen('http://127.0.0.1:9100/metrics', timeout=10).read().decode())\"")
     assert 'hpcnet_rdma_profile_info{digest=' in out and 'profile="mpi"} 1' in out
+
+
+def test_promtool_passes_the_real_collector_output(host):
+    """Prometheus's own linter (`promtool check metrics`, Debian's prometheus on the host) on what the collector
+    wrote on this real kernel (rxe0 on virtio-net, its hw_counters, the IRQs, the bench run it published), and
+    on the hpcnet_rdma families as node_exporter serves them to the scrape."""
+    promtool = shutil.which("promtool")
+    assert promtool, "promtool is not installed on the host (Debian's prometheus; scripts/ospkgs.sh group base)"
+    with host.sudo():
+        text = host.file("/var/lib/prometheus/node-exporter/hpcnet_rdma.prom").content_string
+    served = host.check_output("python3 -c \"import urllib.request; "
+                               "print(urllib.request.urlopen('http://127.0.0.1:9100/metrics', timeout=10).read()"
+                               ".decode())\"")
+    ours = "".join(line + "\n" for line in served.splitlines()
+                   if line.startswith(("hpcnet_rdma_", "# HELP hpcnet_rdma_", "# TYPE hpcnet_rdma_")))
+    for what, exposition in (("the collector's textfile", text), ("node_exporter's hpcnet_rdma families", ours)):
+        assert "hpcnet_rdma_bench_" in exposition and "hpcnet_rdma_port_state" in exposition, what
+        done = subprocess.run([promtool, "check", "metrics"], input=exposition, capture_output=True, text=True,
+                              timeout=60, check=False)
+        assert done.returncode == 0, "%s: promtool check metrics exit %d: %s%s" % (
+            what, done.returncode, done.stdout, done.stderr)
 
 
 @pytest.fixture(scope="module")
