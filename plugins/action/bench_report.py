@@ -37,4 +37,6 @@ class ActionModule(ActionBase):
         result.update(changed=True, table=out["table"], files=out["files"], plots=out["plots"],
                       msg="report of %d runs: %s" % (len(args["runs"]), ", ".join(
                           list(out["files"].values()) + list(out["plots"].values()))))
+        if out["notes"]:
+            result["warnings"] = out["notes"]
         return result

@@ -29,7 +29,7 @@ description:
     ansible_collections.hpcnet.rdma.plugins.plugin_utils._benchreport BEFORE.json AFTER.json -o DIR).
 requirements:
   - matplotlib on the controller for the plots (requirements.txt pins it); the tables need nothing but Jinja2, which
-    ansible-core brings.
+    ansible-core brings. Without matplotlib the report is the tables alone, with one warning saying so.
 options:
   runs:
     description: Paths of the stored runs on the controller, the baseline first (two or more).
@@ -41,7 +41,10 @@ options:
     type: path
     default: rdma-bench-report
   plots:
-    description: Draw the PNG plots (needs matplotlib on the controller).
+    description:
+      - Draw the PNG plots (needs matplotlib on the controller).
+      - Where matplotlib cannot be imported (an execution environment without it), the report is written with
+        its tables and no plots, and the task warns once, naming what to install.
     type: bool
     default: true
 attributes:

@@ -160,15 +160,22 @@ def to_html(table: Dict[str, Any], plots: Optional[Dict[str, str]] = None) -> st
 
 
 # ---------------------------------------------------------------------- plots
+NO_MATPLOTLIB = ("matplotlib is not installed on the controller, so the report has tables and no plots "
+                 "(pip install matplotlib in the controller's Python or execution environment, or Debian's "
+                 "python3-matplotlib)")
+
+
+class NoPlots(RuntimeError):
+    """matplotlib cannot be imported: the report degrades to tables only (:func:`report`)."""
+
+
 def _pyplot():
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise RuntimeError("matplotlib is not installed on the controller (pip install -r requirements.txt, or "
-                           "Debian's python3-matplotlib for the system python): the tables need nothing, the "
-                           "plots need it - or turn the plots off")
+        raise NoPlots(NO_MATPLOTLIB)
     return plt
 
 
@@ -253,14 +260,16 @@ def plot_bandwidth(runs: Sequence[Dict[str, Any]], names: Sequence[str], test: s
 
 
 def report(paths: Sequence[str], out_dir: str, plots: bool = True) -> Dict[str, Any]:
-    """Load the runs (NotARun names a file that is not one), write the tables and plots; what was written."""
+    """Load the runs (NotARun names a file that is not one), write the tables and plots; what was written.
+    Without matplotlib the report is the tables alone and ``notes`` says so in one line."""
     runs = [_benchload.load_run(p) for p in paths]
     table = compare(runs)
     os.makedirs(out_dir, exist_ok=True)
     written: Dict[str, str] = {}
     pngs: Dict[str, str] = {}
-    if plots:
-        for test in table["tests"]:
+    notes: List[str] = []
+    try:
+        for test in table["tests"] if plots else []:
             target = os.path.join(out_dir, "bench-%s.png" % test)
             if test in _benchrun.LATENCY_TESTS:
                 made = plot_latency_percentiles(runs, table["runs"], test, target)
@@ -268,10 +277,12 @@ def report(paths: Sequence[str], out_dir: str, plots: bool = True) -> Dict[str, 
                 made = plot_bandwidth(runs, table["runs"], test, target)
             if made:
                 pngs[test] = made
+    except NoPlots as e:
+        notes.append(str(e))
     for fmt, render in (("markdown", to_markdown), ("html", to_html)):
         written[fmt] = os.path.join(out_dir, NAMES[fmt])
         _findings_report.write_text(written[fmt], render(table, pngs))
-    return {"table": table, "files": written, "plots": pngs}
+    return {"table": table, "files": written, "plots": pngs, "notes": notes}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -289,6 +300,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (_benchload.NotARun, RuntimeError, ValueError, OSError) as e:
         print("bench_report: %s" % e, file=sys.stderr)
         return 2
+    for note in out["notes"]:
+        print("bench_report: %s" % note, file=sys.stderr)
     for path in list(out["files"].values()) + list(out["plots"].values()):
         print(path)
     return 0

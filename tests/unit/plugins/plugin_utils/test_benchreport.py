@@ -137,6 +137,26 @@ def test_report_without_plots_needs_no_matplotlib(runs, tmp_path):
     assert out["plots"] == {} and sorted(os.listdir(str(tmp_path / "r"))) == ["bench-report.html", "bench-report.md"]
 
 
+def test_report_without_matplotlib_is_the_tables_and_one_note(runs, tmp_path, monkeypatch, capsys):
+    # An execution environment without matplotlib: `import matplotlib` fails, the tables are written all the same.
+    import builtins
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name == "matplotlib" or name.startswith("matplotlib."):
+            raise ImportError("No module named %r" % name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    out = rep.report(runs, str(tmp_path / "r"))
+    assert out["plots"] == {} and out["notes"] == [rep.NO_MATPLOTLIB]
+    assert sorted(os.listdir(str(tmp_path / "r"))) == ["bench-report.html", "bench-report.md"]
+    assert ".png" not in open(out["files"]["markdown"]).read()
+    assert rep.main(runs + ["-o", str(tmp_path / "cli")]) == 0
+    err = capsys.readouterr().err
+    assert err == "bench_report: %s\n" % rep.NO_MATPLOTLIB
+
+
 def test_report_of_a_run_the_playbook_stored(tmp_path):
     lab = json.load(open(LAB_RUN))
     after = json.loads(json.dumps(lab))
