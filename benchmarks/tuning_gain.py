@@ -24,7 +24,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
+from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "lab"))
@@ -49,15 +51,37 @@ STACK = {"rdma_stack": True, "rdma_core_modules": ["ib_umad", "rdma_ucm"],
 LAT_ITERATIONS = 1000
 
 
+def progress(line: str, started: float) -> Optional[str]:
+    """The line ``make bench`` shows for one line of a playbook's output, None for the rest: each play and
+    task as it starts, with the seconds since the playbook started (the whole output goes to the log)."""
+    for head in ("PLAY [", "TASK [", "PLAY RECAP"):
+        if line.startswith(head):
+            return "    %5.0fs  %s" % (time.monotonic() - started, line.rstrip(" *\n"))
+    return None
+
+
 def playbook(inventory: Path, name: str, *extra: str) -> None:
     argv = [str(BIN / "ansible-playbook"), "-i", str(inventory), str(ROOT / "playbooks" / name), *extra]
     print("  $ " + " ".join(argv[1:]), flush=True)
     log = OUT / "ansible.log"
-    with open(log, "a", encoding="utf-8") as out:
-        rc = subprocess.run(argv, check=False, env=ENV, stdout=out, stderr=subprocess.STDOUT).returncode
+    started = time.monotonic()
+    with open(log, "a", encoding="utf-8") as out, \
+            subprocess.Popen(argv, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             errors="replace") as proc:
+        for line in proc.stdout:
+            out.write(line)
+            shown = progress(line, started)
+            if shown:
+                print(shown, flush=True)
+        rc = proc.wait()
+    print("    %5.0fs  %s: exit %d" % (time.monotonic() - started, name, rc), flush=True)
     if rc != 0:
         tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-40:]
         raise SystemExit("\n".join(tail + [f"{name} failed (exit {rc}); its whole output: {log}"]))
+
+
+def step(n: int, total: int, what: str) -> None:
+    print(f"[{n}/{total}] {what}", flush=True)
 
 
 def bench(inventory: Path, label: str, duration: int) -> Path:
@@ -79,6 +103,8 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="leave the VMs up (tuned) at the end")
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
+    print(f"make bench: two lab VMs, {args.rounds} round(s); each playbook's plays and tasks are listed as they "
+          f"start, their whole output goes to {OUT / 'ansible.log'}", flush=True)
     subprocess.run([sys.executable, str(ROOT / "lab" / "labctl.py"), "vm", "up", "--run", RUN, "--nodes", "2",
                     "--no-inventory"], check=True)
     work = Path(tempfile.mkdtemp(prefix="hpcnet-tuning-gain-"))
@@ -88,12 +114,17 @@ def main() -> int:
     stack = work / "stack.json"
     stack.write_text(json.dumps(STACK))
     runs: list = []
+    steps = 4 * args.rounds
     try:
-        for _round in range(args.rounds):
+        for r in range(args.rounds):
+            step(4 * r + 1, steps, f"round {r + 1}: the RDMA stack only (soft-RoCE rxe0 on data0)")
             playbook(inventory, "tune_rdma.yml", "-e", "@" + str(stack), "--tags", "stack")
+            step(4 * r + 2, steps, f"round {r + 1}: benchmarks, untuned")
             runs.append(bench(inventory, "untuned", args.duration))
+            step(4 * r + 3, steps, f"round {r + 1}: tune with profile {args.profile}, then its benchmarks")
             playbook(inventory, "tune_rdma.yml", "-e", "@" + str(stack), "-e", f"rdma_profile={args.profile}")
             runs.append(bench(inventory, args.profile, args.duration))
+            step(4 * r + 4, steps, f"round {r + 1}: roll back")
             playbook(inventory, "rollback_rdma.yml")
     finally:
         if not args.keep:

@@ -28,7 +28,7 @@ TESTDIR = re.compile(r"Executing Testinfra tests found in \S*/(?P<dir>[\w.-]+)/(
 PLAY = re.compile(r"^PLAY \[(?P<name>[^\]]*)\]")
 TASK = re.compile(r"^TASK \[(?P<name>.*)\] \**$")
 RECAP = re.compile(r"^PLAY RECAP ")
-SLOWEST_TASKS = 15
+SLOWEST_TASKS = 25
 TESTFILE = re.compile(r"^(?:\S*/)?(?P<dir>tests\w*)/test_\w+\.py\b")
 
 
