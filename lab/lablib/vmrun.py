@@ -94,7 +94,7 @@ def free_ports(count: int) -> list[int]:
     ssh forward and its data0 listener, and QEMU could not listen)."""
     with contextlib.ExitStack() as stack:
         ports = []
-        for _ in range(count):
+        for _index in range(count):
             s = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
             s.bind(("127.0.0.1", 0))
             ports.append(s.getsockname()[1])
