@@ -674,17 +674,4 @@ options:
               - present
               - absent
             default: present
-          rewritten_by:
-            description:
-              - The program that rewrites this file once it is installed, for a file that is that program's output
-                (the node_exporter textfile a collector or the health check writes). O(hpcnet.rdma.managed_files#module:files[].content)
-                is the file's first content only.
-              - A rerun compares only that the file is there, never its bytes, so the program's writes are no change
-                and no drift; rollback removes it (or brings back the file that was there before) without keeping
-                an edited copy, so no stale output is left behind for the scraper once the program is gone.
-              - A file already at the path (written before the collection installed the program) is taken as that
-                program's output (its bytes cannot tell otherwise), so it is no change, not journaled, and rollback
-                leaves it.
-              - Only with O(hpcnet.rdma.managed_files#module:files[].state=present).
-            type: str
 """

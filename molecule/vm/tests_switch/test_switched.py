@@ -82,11 +82,3 @@ def test_systemd_sysctl_applied_sysctl_d_this_boot(host):
 def test_udev_applied_the_link_file_to_data0(host):
     out = host.check_output("udevadm info -q property -p /sys/class/net/data0")
     assert "ID_NET_LINK_FILE=/etc/systemd/network/10-hpcnet-rdma-data0.link" in out.splitlines()
-
-
-def test_the_metrics_rollback_left_no_collector_output(host):
-    """metrics_rollback.yml rolled the rdma_metrics role back before the switch: its timer, units and collector
-    went, and so did the collector's textfile (journaled with rewritten_by), so node_exporter serves no stale
-    hpcnet_rdma metrics from a node that no longer has the collector."""
-    assert not host.file("/var/lib/prometheus/node-exporter/hpcnet_rdma.prom").exists
-    assert not host.file("/usr/local/lib/hpcnet-rdma/hpcnet-rdma-metrics").exists

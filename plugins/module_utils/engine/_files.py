@@ -22,22 +22,11 @@ def read_value(host: Host, path: str) -> FileState:
     return host.file_state(path)
 
 
-# A planned state's hint that a program of ours rewrites the file (managed_files ``rewritten_by``): its bytes
-# are that program's, so only its presence is compared, and rollback keeps no "edited" copy of it.
-REWRITTEN_BY = "rewritten_by"
-_HINTS = ("notify", REWRITTEN_BY)
-
-
 def _bare(value: FileState) -> FileState:
-    """The state without the ``notify`` and ``rewritten_by`` hints; ``{"absent": True}`` is an absent file."""
+    """The state without the ``notify`` hint; ``{"absent": True}`` is an absent file."""
     if value is None or value.get("absent"):
         return None
-    return dict((k, v) for k, v in value.items() if k not in _HINTS)
-
-
-def rewritten(value: Any) -> bool:
-    """Whether a planned or journaled state says a program of ours rewrites the file."""
-    return isinstance(value, dict) and bool(value.get(REWRITTEN_BY))
+    return dict((k, v) for k, v in value.items() if k != "notify")
 
 
 def write_value(host: Host, path: str, value: FileState) -> None:
@@ -70,8 +59,6 @@ def same(actual: Any, wanted: Any) -> bool:
     a, w = _bare(actual), _bare(wanted)
     if a is None or w is None:
         return a is None and w is None
-    if rewritten(wanted):
-        return _regular(a)
     a, w = _comparable(a), _comparable(w)
     if "selinux" not in w:
         a.pop("selinux", None)
@@ -121,10 +108,9 @@ EDITED_SUFFIX = ".hpcnet-rdma-edited"
 def edited(current: Any, written: Any) -> bool:
     """Whether ``current`` is a regular file whose bytes are not what the collection last wrote there
     (``written``, the journal's newest ``after`` of the key): a hand edit since the tune, or a file made
-    where the collection had removed one.  A rollback keeps such a file beside the original.  Never the output
-    of a program of ours (``rewritten_by``): its bytes are that program's, not a hand edit."""
+    where the collection had removed one.  A rollback keeps such a file beside the original."""
     cur = _bare(current)
-    if not _regular(cur) or rewritten(written):
+    if not _regular(cur):
         return False
     last = _bare(written)
     if not _regular(last):

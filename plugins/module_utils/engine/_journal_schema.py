@@ -56,7 +56,7 @@ _GENERATION_FIELDS = frozenset(["id", "module", "status", "time", "changes", "re
 _CHANGE_FIELDS = frozenset(["key", "before", "after"])
 # Typed fields of a file state (see _filestate.FileState; a field a later schema adds passes as JSON).
 _FILE_FIELDS = {"content": str, "mode": str, "link": str, "notify": str, "absent": bool,
-                "encoding": str, "uid": int, "gid": int, "selinux": str, "rewritten_by": str}
+                "encoding": str, "uid": int, "gid": int, "selinux": str}
 
 
 class JournalError(Exception):

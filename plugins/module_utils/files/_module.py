@@ -26,7 +26,6 @@ ARGUMENT_SPEC = _spec.argument_spec(dict(
         content=dict(type="str", no_log=True),
         mode=dict(type="raw", default="0644"),
         state=dict(type="str", choices=["present", "absent"], default="present"),
-        rewritten_by=dict(type="str"),
     )),
 ), _spec.JOURNAL_DIR, _spec.RUN)
 
@@ -104,12 +103,7 @@ def validate(files: list, host: Optional[Host] = None, journal_dir: str = DEFAUL
             raise ValueError("files[%d].mode: %s" % (i, e))
         if f["state"] == "present" and f["content"] is None:
             raise ValueError("files[%d].content: required for %s with state present" % (i, path))
-        program = f.get("rewritten_by")
-        if program is not None and (f["state"] != "present" or not program.strip()):
-            raise ValueError("files[%d].rewritten_by: %r for %s with state %s; allowed: the name of the program that "
-                             "rewrites the file, with state present" % (i, program, path, f["state"]))
-        out.append({"path": path, "mode": mode, "state": f["state"], "content": f["content"],
-                    "rewritten_by": program})
+        out.append({"path": path, "mode": mode, "state": f["state"], "content": f["content"]})
     return out
 
 
@@ -118,12 +112,8 @@ def build_plan(host: Host, files: list):
     for f in files:
         before = host.file_state(f["path"])
         after = _files.owned(f["content"], f["mode"]) if f["state"] == "present" else None
-        if after is not None and f.get("rewritten_by"):
-            after[_files.REWRITTEN_BY] = f["rewritten_by"]
         # the directories a created file needs are journaled by the engine (with_parent_dirs)
         previous["file:" + f["path"]] = before
-        if _files.rewritten(after) and _files.same(before, after):
-            continue        # the program's output is there: its bytes are the program's, no change
         p.add("file:" + f["path"], before, after)
     return p, previous
 

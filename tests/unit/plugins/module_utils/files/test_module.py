@@ -78,35 +78,6 @@ def test_absent_removes_and_rollback_brings_it_back(etc):
     assert outside_journal(etc) == pristine
 
 
-TEXTFILE = "/var/lib/prometheus/node-exporter/hpcnet_rdma.prom"
-
-
-def test_a_file_a_program_rewrites_is_no_change_no_drift_and_rollback_removes_it(etc):
-    # The collector's textfile: the role writes its first content, the collector rewrites it every run.
-    os.makedirs(etc.path(os.path.dirname(TEXTFILE)))
-    pristine = outside_journal(etc)
-    entry = {"path": TEXTFILE, "content": "", "rewritten_by": "hpcnet-rdma-metrics"}
-    first = files(etc, files=[entry])
-    assert first["changed"] is True and etc.read(TEXTFILE) == ""
-    etc.write(TEXTFILE, "hpcnet_rdma_collector_success 1\n", 0o644)          # the collector's run
-    assert files(etc, files=[entry], check=True)["changed"] is False
-    assert files(etc, files=[entry])["changed"] is False
-    status = state(etc, action="status")
-    assert status["drift"] == [], status["drift"]
-    out = state(etc, action="rollback")
-    assert out["changed"] is True and not out.get("kept_edits")
-    assert outside_journal(etc) == pristine                    # no output left behind, no .hpcnet-rdma-edited copy
-
-
-def test_a_rewritten_file_already_there_is_taken_as_the_programs_output(etc):
-    # Its bytes cannot tell a foreign file from the program's own output, so it is no change and not journaled:
-    # rollback leaves it as it found it.
-    os.makedirs(etc.path(os.path.dirname(TEXTFILE)))
-    etc.write(TEXTFILE, "hpcnet_rdma_collector_success 1\n", 0o644)
-    out = files(etc, files=[{"path": TEXTFILE, "content": "", "rewritten_by": "hpcnet-rdma-metrics"}])
-    assert out["changed"] is False and etc.read(TEXTFILE) == "hpcnet_rdma_collector_success 1\n"
-
-
 @pytest.mark.parametrize("entries, message", [
     ([{"path": "etc/nccl.conf", "content": "x"}], r"files\[0\].path: 'etc/nccl.conf' is not an absolute file path"),
     ([{"path": "/etc/a", "content": "x"}, {"path": "/etc/a", "content": "y"}], r"files\[1\].path: /etc/a is given twice"),
@@ -123,9 +94,6 @@ def test_a_rewritten_file_already_there_is_taken_as_the_programs_output(etc):
     ([{"path": "/etc/a", "content": "x", "mode": "rw-r--r--"}], r"files\[0\].mode: 'rw-r--r--' is not an octal mode"),
     ([{"path": "/etc/a"}], r"files\[0\].content: required for /etc/a with state present"),
     ([{"path": "/etc/a", "content": "x", "state": "gone"}], "value of state must be one of: present, absent"),
-    ([{"path": "/etc/a", "state": "absent", "rewritten_by": "collector"}],
-     r"files\[0\].rewritten_by: 'collector' for /etc/a with state absent; allowed: the name of the program"),
-    ([{"path": "/etc/a", "content": "", "rewritten_by": " "}], r"files\[0\].rewritten_by: ' ' for /etc/a with state present"),
 ])
 @pytest.mark.parametrize("check", [False, True])
 def test_bad_input_changes_nothing(etc, entries, message, check):
