@@ -5,7 +5,6 @@
 """The ``file`` domain: whole files the collection owns (sysctl.d, .link, units, ...)."""
 from __future__ import annotations
 
-import hashlib
 import sys
 from typing import Any, Dict, Optional, Union
 
@@ -98,6 +97,7 @@ def summary(state: Any) -> Any:
         return state
     data = content_bytes(state)
     out = dict((k, v) for k, v in state.items() if k not in ("content", "encoding"))
+    import hashlib  # here: loading OpenSSL is a tenth of the node health check's start on a slow node
     out.update(size=len(data), sha1=hashlib.sha1(data).hexdigest())
     return out
 

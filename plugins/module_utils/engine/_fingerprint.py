@@ -19,7 +19,6 @@ never equal to a readable section.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from typing import Any, Callable, Dict, List
@@ -36,6 +35,7 @@ SECTIONS = ("netdevs", "addresses", "irqs", "cpus", "rdma", "kernel", "context")
 
 
 def _digest(value: Any) -> str:
+    import hashlib  # here: loading OpenSSL is a tenth of the node health check's start on a slow node
     return "sha256:" + hashlib.sha256(json.dumps(value, sort_keys=True).encode("utf-8")).hexdigest()[:16]
 
 

@@ -7,7 +7,6 @@
 socket per line).  Files, not tools: the callers read them through the Host."""
 from __future__ import annotations
 
-import ipaddress
 import sys
 from typing import Any, Dict, List
 
@@ -63,6 +62,7 @@ TCP_ESTABLISHED = 1
 def _hex_address(text: str, byteorder: str) -> str:
     """'0100007F' -> '127.0.0.1': the kernel prints each 32-bit word of the address in the
     CPU's byte order (``%08X``), 1 word for IPv4, 4 for IPv6."""
+    import ipaddress  # here: only the bench's socket reader needs it, not the node health check's start
     raw = b"".join(int(text[i:i + 8], 16).to_bytes(4, byteorder) for i in range(0, len(text), 8))  # type: ignore[arg-type]
     return str(ipaddress.ip_address(raw))
 

@@ -17,7 +17,6 @@ change nothing (the role's fast path for a no-change rerun), with the reasons wh
 from __future__ import annotations
 
 import base64
-import hashlib
 from typing import Any, Dict, List, Optional, Sequence
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _apply
@@ -38,6 +37,7 @@ def shown(key: str, value: Any) -> Any:
     out = dict((k, v) for k, v in value.items() if k not in ("content", "encoding"))
     if "content" in value:
         data = base64.b64decode(value["content"]) if value.get("encoding") == "base64" else value["content"].encode()
+        import hashlib  # here: loading OpenSSL is a tenth of the node health check's start on a slow node
         out.update(size=len(data), sha256=hashlib.sha256(data).hexdigest())
     return out
 

@@ -26,12 +26,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 
 LIB = os.environ.get("HPCNET_RDMA_LIB", "/usr/lib/hpcnet-rdma/lib")
@@ -60,8 +57,13 @@ def make_runner(deadline):
 
 
 def bin_path(name):
-    path = os.environ.get("PATH", "/usr/bin:/bin") + ":" + ":".join(SBIN)
-    return shutil.which(name, path=path)
+    """shutil.which over PATH and the sbin directories (not shutil itself: with tempfile and socket it was a
+    sixth of the check's start on a lab VM - benchmarks/health_check.py)."""
+    for directory in os.environ.get("PATH", "/usr/bin:/bin").split(":") + list(SBIN):
+        path = os.path.join(directory or ".", name)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
 
 
 def load_json(host, path):
@@ -76,7 +78,8 @@ def write_atomic(path, text):
     """As hpcnet-rdma-metrics writes its file: a temp file in the same directory (no .prom suffix, so the
     textfile collector never reads half a file), then rename.  Not Host.write_file: its trust rule refuses
     Debian's layout, where /var/lib/prometheus (above the textfile directory) belongs to the prometheus user."""
-    fd, tmp = tempfile.mkstemp(prefix=".hpcnet_rdma_health.", suffix=".tmp", dir=os.path.dirname(path))
+    tmp = os.path.join(os.path.dirname(path), ".hpcnet_rdma_health.%d.%s.tmp" % (os.getpid(), os.urandom(4).hex()))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)  # as tempfile.mkstemp
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
@@ -110,7 +113,7 @@ def metrics(host, result, directory, started, metrics_mod, judges_mod):
 
 
 def node_name(explicit):
-    return explicit or os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
+    return explicit or os.environ.get("SLURMD_NODENAME") or os.uname().nodename.split(".")[0]
 
 
 def slurm(host, health, slurm_mod, name):

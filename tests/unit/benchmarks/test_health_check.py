@@ -63,3 +63,30 @@ def test_ship_packs_the_program_and_exactly_the_roles_module_utils(bench):
     assert "hpcnet-rdma-check" in names
     assert "lib/ansible_collections/hpcnet/rdma/plugins/module_utils/health/_metrics.py" in names
     assert len(names) == 1 + len(bench.module_utils_files())
+
+
+def test_ship_gives_the_program_the_roles_first_line_and_its_lib(bench):
+    import io
+    import tarfile
+    tar = tarfile.open(fileobj=io.BytesIO(bench.ship_tar("/w", None, "base/")))
+    member = tar.getmember("base/hpcnet-rdma-check")
+    text = tar.extractfile(member).read().decode()
+    assert member.mode == 0o755
+    assert text.splitlines()[0] == bench.role_vars()["__rdma_health_shebang"] == "#!/usr/bin/python3 -IS"
+    assert 'LIB = os.environ.get("HPCNET_RDMA_LIB", "/w/base/lib")' in text
+
+
+def test_baseline_runs_both_programs_alternated_and_prints_the_ratio(bench, tmp_path, capsys):
+    out = tmp_path / "figures.json"
+    assert bench.main(["--local", "--fake", "--runs", "2", "--baseline", "HEAD", "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["baseline"]["ref"] == "HEAD" and doc["baseline"]["runs"] == 2 and doc["timed"]["runs"] == 2
+    assert doc["baseline"]["rcs"] == [0] and doc["baseline"]["ratio_wall"] > 0
+    assert doc["check"][0].endswith("/ship/hpcnet-rdma-check")
+    assert "this / baseline: wall" in capsys.readouterr().out
+
+
+def test_baseline_needs_a_shipped_program(bench, capsys):
+    with pytest.raises(SystemExit):
+        bench.main(["--vm", "vm1", "--baseline", "HEAD"])
+    assert "--baseline compares shipped programs" in capsys.readouterr().err

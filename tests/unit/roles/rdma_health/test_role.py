@@ -150,3 +150,39 @@ def test_slurm_drains_with_our_reason_and_resumes_only_ours(program, tmp_path, c
     calls.clear()
     assert run(program, n, capsys, "--slurm", "--node", "n1")[0] == 0
     assert calls == [["show", "node", "-o", "n1"]]        # someone else's drain: read, nothing done
+
+
+def test_tools_are_found_on_path_then_in_sbin_and_only_when_executable(program, tmp_path, monkeypatch):
+    bin_dir, sbin = tmp_path / "bin", tmp_path / "sbin"
+    for d in (bin_dir, sbin):
+        d.mkdir()
+    (bin_dir / "rdma").write_text("#!/bin/sh\n")
+    (bin_dir / "rdma").chmod(0o644)                     # not executable: not a tool
+    (sbin / "rdma").write_text("#!/bin/sh\n")
+    (sbin / "rdma").chmod(0o755)
+    (bin_dir / "ibv_devinfo").write_text("#!/bin/sh\n")
+    (bin_dir / "ibv_devinfo").chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setattr(program, "SBIN", (str(sbin),))
+    assert program.bin_path("ibv_devinfo") == str(bin_dir / "ibv_devinfo")
+    assert program.bin_path("rdma") == str(sbin / "rdma")
+    assert program.bin_path("dcb") is None
+
+
+def test_the_metrics_file_is_replaced_whole_and_no_temp_file_stays(program, tmp_path):
+    target = tmp_path / "hpcnet_rdma_health.prom"
+    target.write_text("old\n")
+    program.write_atomic(str(target), "new\n")
+    assert target.read_text() == "new\n" and oct(target.stat().st_mode & 0o777) == "0o644"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hpcnet_rdma_health.prom"]
+    with pytest.raises(FileNotFoundError):                # no such directory: the error, nothing made
+        program.write_atomic(str(tmp_path / "missing" / "x.prom"), "x\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hpcnet_rdma_health.prom"]
+
+
+def test_the_node_name_is_slurms_then_the_short_host_name(program, monkeypatch):
+    assert program.node_name("n7") == "n7"
+    monkeypatch.setenv("SLURMD_NODENAME", "n3")
+    assert program.node_name(None) == "n3"
+    monkeypatch.delenv("SLURMD_NODENAME")
+    assert program.node_name(None) == os.uname().nodename.split(".")[0]
