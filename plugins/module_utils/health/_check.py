@@ -155,6 +155,15 @@ def gpu_count(host: Host) -> int:
     return len(list(host.listdir("/proc/driver/nvidia/gpus")))
 
 
+class BudgetSpent(BaseException):
+    """Raised by the check's command runner once the time budget is spent (a command not started, or cut
+    off): it ends the stage that ran the command, and that stage is named as not read (budget.exceeded)
+    with whatever it had read dropped - a node half read is never judged: a tool that was not run is not
+    a package absent, nor a tuned value drifted (seen on a lab VM: dpkg-query and ethtool cut off by the
+    budget became five drift.key drains).  A BaseException, so the readers' ``except Exception`` around
+    one unreadable value lets it through."""
+
+
 def read(host: Host, opts: Dict[str, Any], manifest: Optional[Dict[str, Any]] = None,
          clock: Callable[[], float] = time.monotonic) -> Dict[str, Any]:
     """The node's facts for :func:`judge`, stage by stage while the budget lasts."""
@@ -167,10 +176,17 @@ def read(host: Host, opts: Dict[str, Any], manifest: Optional[Dict[str, Any]] = 
         if t0 >= deadline:
             facts["skipped"].append(name)
             return
+        had, failed = set(facts), dict(facts["failed"])
         try:
             step()
         except EXPECTED as e:
             facts["failed"][name] = str(e)
+        except BudgetSpent:
+            for key in set(facts) - had:
+                del facts[key]
+            facts["failed"] = failed
+            facts["skipped"].append(name)
+            return
         facts["stages"][name] = round(clock() - t0, 4)
 
     def fabric() -> None:

@@ -38,18 +38,20 @@ STATE = "/run/hpcnet-rdma/health-state.json"
 SBIN = ("/usr/local/sbin", "/usr/sbin", "/sbin")
 
 
-def make_runner(deadline):
-    """argv-only commands with LC_ALL=C, each given what is left of the budget (a slow tool is cut off)."""
+def make_runner(deadline, spent):
+    """argv-only commands with LC_ALL=C, each given what is left of the budget.  Past it - a command not
+    started, or one cut off - raises ``spent`` (health/_check.BudgetSpent): the stage is then named as
+    not read, never judged on what the tool would have said."""
     def run(argv):
         left = deadline - time.monotonic()
         if left <= 0:
-            return 124, "", "%s not run: the time budget is spent" % argv[0]
+            raise spent("%s not run: the time budget is spent" % argv[0])
         env = dict(os.environ, LC_ALL="C", LANG="C")
         try:
             res = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=left,
                                  universal_newlines=True, check=False)
         except subprocess.TimeoutExpired:
-            return 124, "", "%s timed out after %.2fs (the time budget)" % (argv[0], left)
+            raise spent("%s timed out after %.2fs (the time budget)" % (argv[0], left)) from None
         except OSError as e:
             return 127, "", "%s: %s" % (argv[0], e)
         return res.returncode, res.stdout, res.stderr
@@ -116,19 +118,23 @@ def node_name(explicit):
     return explicit or os.environ.get("SLURMD_NODENAME") or os.uname().nodename.split(".")[0]
 
 
-def slurm(host, health, slurm_mod, name):
-    """Read the node in Slurm, apply the drain/resume rule; returns what was done."""
+def slurm(host, health, slurm_mod, name, spent):
+    """Read the node in Slurm, apply the drain/resume rule; returns what was done.  ``host`` runs scontrol
+    until the watchdog's time (past the budget, which is for reading the node); ``spent`` is its signal."""
     try:
         node = slurm_mod.SCONTROL.call(host, "show_node", node=name)
-    except Exception as e:  # noqa: BLE001 - no Slurm answer: nothing changed, said so
+    except (Exception, spent) as e:  # noqa: BLE001 - no Slurm answer: nothing changed, said so
         return {"action": "none", "why": "scontrol show node %s failed: %s" % (name, e)}
     decision = slurm_mod.decide(node, health["verdict"]["reason"])
-    if decision["action"] == "drain":
-        rc, _out, err = slurm_mod.SCONTROL.run(host, "drain", node=name, reason=decision["reason"])
-    elif decision["action"] == "resume":
-        rc, _out, err = slurm_mod.SCONTROL.run(host, "resume", node=name)
-    else:
-        return decision
+    try:
+        if decision["action"] == "drain":
+            rc, _out, err = slurm_mod.SCONTROL.run(host, "drain", node=name, reason=decision["reason"])
+        elif decision["action"] == "resume":
+            rc, _out, err = slurm_mod.SCONTROL.run(host, "resume", node=name)
+        else:
+            return decision
+    except spent as e:
+        rc, err = 124, str(e)
     if rc != 0:
         decision["error"] = " ".join(err.split())[-300:]
     return decision
@@ -174,7 +180,7 @@ def main(argv=None):
         print("ERROR: %s: usage --budget %r is outside 0..60 seconds" % (_judges.PREFIX, budget))
         return 2
     deadline = started + budget
-    host = Host(root=args.root, runner=make_runner(deadline), bin_path=bin_path)
+    host = Host(root=args.root, runner=make_runner(deadline, _health.BudgetSpent), bin_path=bin_path)
 
     # The last resort against a read that never returns (a wedged device's sysfs file): past twice the
     # budget the check stops and says so - a warning, since a stuck read proves nothing about the fabric.
@@ -199,7 +205,8 @@ def main(argv=None):
                                                       stage="state"))
     done = {}
     if args.slurm:
-        done = slurm(host, result, _slurm, node_name(args.node))
+        slurm_host = Host(root=args.root, runner=make_runner(started + 2 * budget, _health.BudgetSpent), bin_path=bin_path)
+        done = slurm(slurm_host, result, _slurm, node_name(args.node), _health.BudgetSpent)
     written = metrics(host, result, opts.get("metrics_dir"), started, _metrics, _judges)
     signal.setitimer(signal.ITIMER_REAL, 0)
     verdict = result["verdict"]

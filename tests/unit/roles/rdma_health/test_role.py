@@ -128,7 +128,7 @@ def test_slurm_drains_with_our_reason_and_resumes_only_ours(program, tmp_path, c
     calls = []
     state = {"line": "NodeName=n1 Arch=x86_64 State=IDLE ThreadsPerCore=1 Partitions=lab"}
 
-    def runner(deadline):
+    def runner(deadline, spent):
         def answer(argv):
             calls.append(argv[1:])
             if argv[1:3] == ["show", "node"]:

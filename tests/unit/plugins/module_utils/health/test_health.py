@@ -329,3 +329,43 @@ def test_verify_consistency_and_the_manifest_read_a_node_with_the_same_function(
         assert _findings_fleet._extract(item, {"info": facts})[0] == mine[item], item
     assert _findings_fleet._extract("mtu", {"info": facts}) == (1500, "/sys/class/net/data0/mtu")
     assert _manifest.one_value([9000, None, 1500, 9000]) == [1500, 9000] and _manifest.one_value([None]) is None
+
+
+class _SpentAt(object):
+    """A node whose reads of ``marker`` raise BudgetSpent, as the check's runner does once the budget is spent."""
+
+    def __init__(self, host, marker):
+        self._host, self._marker = host, marker
+
+    def __getattr__(self, name):
+        attr = getattr(self._host, name)
+        if name not in ("read", "run"):
+            return attr
+
+        def cut(arg, *args, **kw):
+            if self._marker in (arg if isinstance(arg, str) else " ".join(arg)):
+                raise _health.BudgetSpent("%s not run: the time budget is spent" % self._marker)
+            return attr(arg, *args, **kw)
+        return cut
+
+
+def test_a_value_the_budget_cut_off_is_not_read_never_a_drift_drain(tmp_path):
+    # seen on a lab VM: the budget cut off ethtool and dpkg-query in the drift stage, and each key they would have
+    # read became a drift.key drain ("cannot be read back", "absent, the collection set installed")
+    n = lab(tmp_path)
+    sysctl_tuning.run(FakeModule(sysctl_tuning.ARGUMENT_SPEC, {"sysctls": {"net.ipv4.tcp_sack": "0"}, "context": "host"}),
+                      n.host())
+    out = _health.run(_SpentAt(n.host(), "tcp_sack"), dict(OPTS), None, None)
+    assert "drift" in out["facts"]["skipped"] and "drift" not in out["facts"] and "drift" not in out["facts"]["stages"]
+    assert [f["code"] for f in out["findings"] if f["severity"] == "drain"] == []
+    budget = [f for f in out["findings"] if f["code"] == "budget.exceeded"]
+    assert budget and "not read: drift" in budget[0]["evidence"] and out["verdict"]["rc"] == 0
+
+
+def test_a_stage_cut_off_half_way_leaves_nothing_half_read(tmp_path):
+    n = lab(tmp_path)
+    out = _health.run(_SpentAt(n.host(), "ibv_devinfo"), dict(OPTS), None, None)
+    assert out["facts"]["skipped"] == ["fabric"]
+    assert not set(out["facts"]) & {"fabric", "data_interfaces", "carrier", "port_counters", "gids"}
+    assert out["state"] is None                                        # no counters kept from a half-read node
+    assert [f["code"] for f in out["findings"] if f["severity"] == "drain"] == [] and out["verdict"]["rc"] == 0
