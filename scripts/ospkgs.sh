@@ -31,6 +31,7 @@ lab         e2fsprogs           e2fsprogs            cmd:mkfs.ext4
 vm          qemu-system-x86     qemu-kvm             cmd:qemu-system-x86_64
 vm          qemu-utils          qemu-img             cmd:qemu-img
 vm          linux-image-amd64   kernel               file:/boot/vmlinuz-*
+vm          initramfs-tools     -                    cmd:mkinitramfs
 vm          prometheus          -                    cmd:prometheus
 "
 PY=${PYTHON:-python3}

@@ -28,7 +28,7 @@ def require_tools(*tools: str) -> None:
     missing = [t for t in tools if shutil.which(t) is None]
     if missing:
         LOG.die(f"missing on this machine: {', '.join(missing)}. Install the VM tier's apt packages: "
-                f"apt-get install qemu-system-x86 qemu-utils linux-image-amd64 debootstrap (see .ci/run)")
+                f"apt-get install qemu-system-x86 qemu-utils linux-image-amd64 initramfs-tools debootstrap (scripts/ospkgs.sh, group vm)")
 
 
 # --------------------------------------------------------------------------- run records
