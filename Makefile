@@ -9,6 +9,9 @@
 #                  rollback, untrusted journal directories (real module runs on temp trees, seconds)
 #   make sanity    ansible-test sanity --venv --python 3.11, offline, on a git copy under build/
 #   make lint      ansible-lint --profile production (offline)
+#   make docs      the docs site (antsibull-docs + Sphinx, warnings fatal) in build/docs/html, then every page
+#                  loaded in headless Chromium: module/role/filter pages hold their options, links and anchors
+#                  resolve (scripts/docsite.py, scripts/docsite_check.py, tests/docs)
 #   make dockerd   make sure a Docker engine answers (starts one if needed, never a second)
 #   make image     lab images hpcnet-rdma-lab[-RECIPE]:<recipe-hash> (+ :latest), cached in lab/cache/
 #   make molecule  molecule test -s S for each S in SCENARIOS (default: default profiles rdma_core health topology)
@@ -17,7 +20,7 @@
 #   make bench     untuned vs the mpi profile on two lab VMs: iperf3, sockperf, ib_write_bw, ib_send_lat
 #                  (benchmarks/tuning_gain.py; report in build/bench/tuning-gain/report)
 #   make vm-demo   two lab VMs + tune-rdma.yml (playbooks/tune_rdma.yml) against them; `make vm-down` stops them
-#   make test      unit, reliability, sanity, lint, molecule + summary; fails if a tier fails or runs nothing
+#   make test      unit, reliability, sanity, lint, docs, molecule + summary; fails if a tier fails or runs nothing
 #   make demo      two lab nodes + tune-rdma.yml (playbooks/tune_rdma.yml) against them, showing what changed
 #   make lab-down  remove the lab nodes of `make demo` / `lab/labctl.py up`
 
@@ -29,10 +32,11 @@ SHELL := /bin/bash
 # when make starts; as root the missing ones are installed (apt-get, or dnf on the RHEL family),
 # otherwise make stops with one line naming them and the command that installs them.
 # `make -n` and OSPKGS=skip (your own equivalents elsewhere) skip the check.
-ospkgs_for = $(strip $(if $(filter test,$(1)),base sanity lab vm) \
+ospkgs_for = $(strip $(if $(filter test,$(1)),base sanity lab vm docs) \
 	$(if $(filter demo dockerd image molecule,$(1)),base lab) \
 	$(if $(filter vm-image molecule-vm vm-demo bench,$(1)),base lab vm) \
 	$(if $(filter sanity,$(1)),base sanity) \
+	$(if $(filter docs,$(1)),base docs) \
 	$(if $(filter venv unit reliability lint,$(1)),base))
 OSPKG_GROUPS := $(sort $(call ospkgs_for,$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))))
 ifneq ($(OSPKG_GROUPS),)
@@ -67,7 +71,7 @@ DEMO_ARGS  ?= -e rdma_profile=mpi
 # Every tool runs from the venv; ansible finds this collection through the symlink tree.
 TOOLS_ENV  := PATH="$(BIN):$$PATH" ANSIBLE_COLLECTIONS_PATH="$(COLLECTIONS)"
 
-.PHONY: venv collections unit reliability sanity lint dockerd image molecule vm-image molecule-vm test demo lab-down \
+.PHONY: venv collections unit reliability sanity lint docs dockerd image molecule vm-image molecule-vm test demo lab-down \
 	vm-demo vm-down clean bench
 
 venv: $(STAMP)
@@ -106,6 +110,17 @@ lint: venv collections
 	    | tee "$(RESULTS)/lint.log" || rc=$$?; \
 	$(RESULT) record lint --rc $$rc --log "$(RESULTS)/lint.log"
 
+# Build, then check the real site and prove the check fails on a broken copy (tests/docs); the tier
+# counts the pages Chromium rendered and fails on any problem the check names.
+docs: venv collections
+	mkdir -p "$(RESULTS)"; rm -f "$(RESULTS)/docs.json" "$(RESULTS)/docs-check.json" "$(RESULTS)/docs.xml"
+	rc=0; ( set -e; $(TOOLS_ENV) "$(BIN)/python" scripts/docsite.py build --out "$(BUILD)/docs"; crc=0; \
+	    $(TOOLS_ENV) "$(BIN)/python" scripts/docsite_check.py --site "$(BUILD)/docs/html" \
+	        --json "$(RESULTS)/docs-check.json" || crc=$$?; \
+	    $(TOOLS_ENV) DOCSITE="$(BUILD)/docs/html" "$(BIN)/pytest" tests/docs -p no:cacheprovider \
+	        --junitxml="$(RESULTS)/docs.xml" || crc=$$?; exit $$crc ) 2>&1 | tee "$(RESULTS)/docs.log" || rc=$$?; \
+	$(RESULT) record docs --rc $$rc --check "$(RESULTS)/docs-check.json" --junit "$(RESULTS)/docs.xml"
+
 dockerd:
 	$(LABCTL) dockerd
 
@@ -130,11 +145,11 @@ molecule-vm: venv collections vm-image
 	$(TOOLS_ENV) PYTHON="$(PYTHON)" bash scripts/molecule_vm.sh "$(RESULTS)"
 
 # All tiers run even if an earlier one fails, so the summary shows every tier's state.
-# unit, reliability, sanity and lint (one Python process at a time: mostly one core) run beside the
+# unit, reliability, sanity, lint and docs (one process at a time: mostly one core) run beside the
 # container scenarios (ansible-playbook and docker exec leave a core idle much of the time), their
 # output printed after the molecule tier's; the VM tier runs alone, last: its two TCG guests keep
 # both cores busy, and a guest starved of CPU is how its timeouts begin.
-TIERS := unit reliability sanity lint molecule molecule-vm
+TIERS := unit reliability sanity lint docs molecule molecule-vm
 BESIDE := $(filter-out molecule molecule-vm,$(TIERS))
 test:
 	rm -rf "$(RESULTS)"; mkdir -p "$(RESULTS)"

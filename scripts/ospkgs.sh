@@ -10,7 +10,8 @@
 #        scripts/ospkgs.sh check GROUP...    only that line (exit 1) or nothing (exit 0)
 #        scripts/ospkgs.sh list GROUP...     the Debian package names of the groups, one line
 #
-# Groups: base (venv, unit - promtool checks the metrics and alert rules -, reliability, lint), sanity, lab (Docker lab nodes), vm (QEMU tier), all.
+# Groups: base (venv, unit - promtool checks the metrics and alert rules -, reliability, lint), sanity, lab (Docker lab nodes), vm (QEMU tier),
+# docs (the docs site's check renders every page in headless Chromium; EPEL has it on the RHEL family), all.
 # Installer output goes to stderr: stdout carries only the one-line verdict (the Makefile reads it).
 set -euo pipefail
 
@@ -33,6 +34,7 @@ vm          qemu-utils          qemu-img             cmd:qemu-img
 vm          linux-image-amd64   kernel               file:/boot/vmlinuz-*
 vm          initramfs-tools     -                    cmd:mkinitramfs
 vm          prometheus          -                    cmd:prometheus
+docs        chromium            chromium             cmd:chromium
 "
 PY=${PYTHON:-python3}
 # Tools in sbin count even when the caller's PATH lacks it (a non-root shell on Debian).
@@ -77,10 +79,10 @@ rows() {
 main() {
     local action=${1:-}
     shift || true
-    [[ $# -gt 0 ]] || die "usage: $0 ensure|check|list GROUP... (base sanity lab vm all)"
+    [[ $# -gt 0 ]] || die "usage: $0 ensure|check|list GROUP... (base sanity lab vm docs all)"
     local g
     for g in "$@"; do
-        case ${g} in base | sanity | lab | vm | all) ;; *) die "unknown group '${g}' (base sanity lab vm all)" ;; esac
+        case ${g} in base | sanity | lab | vm | docs | all) ;; *) die "unknown group '${g}' (base sanity lab vm docs all)" ;; esac
     done
     local fam col
     fam=$(family)

@@ -10,6 +10,7 @@ A tier is ok only when its runner exited 0 AND it counted more than zero things.
   results.py record lint     --rc RC --log build/results/lint.log
   results.py record molecule --rc RC --log build/results/molecule-default.log [--log ...]
   results.py record molecule-vm --rc RC --log build/results/molecule-vm.log [--note TEXT]
+  results.py record docs     --rc RC --check build/results/docs-check.json --junit build/results/docs.xml
   results.py summary [TIER ...]  print the table; exit 1 if a tier is missing, failed or counted zero
 """
 
@@ -25,7 +26,7 @@ from pathlib import Path
 
 # build/results, or where the caller says (scripts/molecule_vm.sh passes its results dir on)
 RESULTS = Path(os.environ.get("HPCNET_RESULTS_DIR") or Path(__file__).resolve().parent.parent / "build" / "results")
-TIERS = ["unit", "reliability", "sanity", "lint", "molecule", "molecule-vm"]
+TIERS = ["unit", "reliability", "sanity", "lint", "docs", "molecule", "molecule-vm"]
 
 # Tiers pytest runs, recorded from their JUnit report, and what their count means.
 JUNIT_TIERS = {"unit": "unit tests passed", "reliability": "reliability tests passed"}
@@ -81,9 +82,33 @@ def count_molecule(texts: list[str]) -> tuple[int, str, bool]:
     return scenarios, detail, all(checks) and not skipped_steps
 
 
+def count_docs(check: Path | None, junit: Path | None) -> tuple[int, str, bool]:
+    """The docs tier: pages scripts/docsite_check.py rendered in Chromium (its JSON), and the tests that
+    prove the check fails on a broken copy of the site (tests/docs, JUnit)."""
+    if not check or not check.exists():
+        return 0, "no docs check result (the site was not built, or the check did not run)", False
+    res = json.loads(check.read_text())
+    problems = res.get("problems") or []
+    detail = "%d pages rendered in headless Chromium (%d of modules, roles, filters), %d local links and %d anchors " \
+        "checked, %d problem(s)" % (res.get("pages", 0), res.get("plugin_pages", 0), res.get("links", 0),
+                                    res.get("anchors", 0), len(problems))
+    if problems:
+        detail += " (first: %s)" % problems[0]
+    if junit and junit.exists():
+        proof_passed, proof, proof_ok = count_junit(junit)
+        detail += "; failure proofs: " + proof
+    else:
+        proof_passed, proof_ok = 0, False
+        detail += "; failure proofs: no junit report"
+    return res.get("pages", 0), detail, not problems and proof_ok and proof_passed > 0
+
+
 def record(args: argparse.Namespace) -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
-    if args.tier in JUNIT_TIERS:
+    if args.tier == "docs":
+        count, detail, ok = count_docs(args.check and Path(args.check), args.junit and Path(args.junit))
+        unit = "pages checked"
+    elif args.tier in JUNIT_TIERS:
         if args.junit and Path(args.junit).exists():
             count, detail, ok = count_junit(Path(args.junit))
         else:
@@ -139,6 +164,7 @@ def main() -> int:
     rec.add_argument("tier", choices=TIERS)
     rec.add_argument("--rc", type=int, required=True)
     rec.add_argument("--junit")
+    rec.add_argument("--check", help="docs: the JSON result of scripts/docsite_check.py")
     rec.add_argument("--log", action="append", default=[])
     rec.add_argument("--note", help="said in the tier's detail (e.g. that it needed a second attempt, and why)")
     rec.set_defaults(func=record)
