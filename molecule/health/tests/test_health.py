@@ -4,7 +4,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """After faults.yml (every fault injected, drained with its code, fixed, resumed): what the role installed
 is there as the role wrote it, the check passes on both nodes, Slurm shows both nodes IDLE with no reason
-left, and Slurm runs the program - its HealthCheckProgram, every HealthCheckInterval."""
+left, and Slurm runs the program - its HealthCheckProgram, every HealthCheckInterval, and (prolog.yml left the
+lab in rdma_health_slurm_mode=both) its Prolog."""
 import json
 import os
 
@@ -34,12 +35,16 @@ def test_the_check_passes_on_a_fabric_that_is_right_again(host):
     assert not [f for f in answer.get("findings", []) if f.get("severity") == "drain"], answer
 
 
-def test_slurm_runs_the_program_as_its_health_check(host):
+def test_slurm_runs_the_program_as_its_health_check_and_prolog(host):
     conf = host.file("/etc/slurm/hpcnet-rdma-health.conf").content_string
-    assert "HealthCheckProgram=/usr/local/sbin/hpcnet-rdma-slurm-check" in conf or \
-        "HealthCheckProgram=/usr/local/sbin/hpcnet-rdma-check" in conf, conf
-    assert "HealthCheckInterval=" in conf
+    hook = "/usr/local/sbin/hpcnet-rdma-slurm-check"
+    assert [ln for ln in conf.splitlines() if not ln.startswith("#")] == [
+        "HealthCheckProgram=" + hook, "HealthCheckInterval=3", "HealthCheckNodeState=ANY", "Prolog=" + hook], conf
     assert "Include /etc/slurm/hpcnet-rdma-health.conf" in host.file("/etc/slurm/slurm.conf").content_string
+    # what slurmctld runs (scontrol asks it): the file above, taken by scontrol reconfigure
+    config = dict(ln.split(" = ", 1) for ln in host.check_output("scontrol show config").splitlines() if " = " in ln)
+    assert {k.strip(): v.strip() for k, v in config.items() if k.strip() in ("HealthCheckProgram", "Prolog")} == \
+        {"HealthCheckProgram": hook, "Prolog": hook}, config
 
 
 @pytest.mark.parametrize("node", NODES)
