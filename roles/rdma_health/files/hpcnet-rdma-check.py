@@ -184,8 +184,14 @@ def main(argv=None):
 
     # The last resort against a read that never returns (a wedged device's sysfs file): past twice the
     # budget the check stops and says so - a warning, since a stuck read proves nothing about the fabric.
+    # Flushed before os._exit: Slurm (and --json's reader) read stdout through a pipe, where an unflushed line is lost.
     def watchdog(_sig, _frame):
-        print("WARNING: %s: budget.exceeded the check did not finish in %.1fs (2 x budget)" % (_judges.PREFIX, 2 * budget))
+        line = "WARNING: %s: budget.exceeded the check did not finish in %.1fs (2 x budget)" % (_judges.PREFIX, 2 * budget)
+        if args.json:
+            line = json.dumps({"rc": 0, "line": line, "findings": [_judges.finding(
+                "budget.exceeded", "%.2fs of %gs used; stopped by the watchdog at 2 x budget + 0.5 s"
+                % (time.monotonic() - started, budget))], "watchdog": True}, indent=1, sort_keys=True)
+        os.write(1, (line + "\n").encode())
         os._exit(0)
     signal.signal(signal.SIGALRM, watchdog)
     signal.setitimer(signal.ITIMER_REAL, 2 * budget + 0.5)
