@@ -38,7 +38,7 @@ def test_no_descriptor_is_left_open(tmp_path):
     (tmp_path / "f").write_text("1\n")
     host = Host(root=str(tmp_path))
     before = len(os.listdir("/proc/self/fd"))
-    for _ in range(50):
+    for _attempt in range(50):
         host.read("/f")
         with pytest.raises(HostError):
             host.read("/")
