@@ -14,6 +14,9 @@ VMS = {"vm1", "vm2"}
 
 def test_collector_timer_is_active(host):
     assert host.service("hpcnet-rdma-metrics.timer").is_running
+    # the unit whose stop (rollback) removes the textfile; active, and started at boot
+    textfile = host.service("hpcnet-rdma-metrics-textfile.service")
+    assert textfile.is_running and textfile.is_enabled
 
 
 def test_textfile_is_written_with_help_and_type(host):

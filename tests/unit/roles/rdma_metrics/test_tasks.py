@@ -20,6 +20,7 @@ from ..role_render import action, load, render as render_with, role_dir
 MAIN = load("rdma_metrics", "tasks/main.yml")
 JOURNALED = ["hpcnet.rdma.rdma_packages", "hpcnet.rdma.managed_files", "hpcnet.rdma.service_state"]
 TIMER = "hpcnet-rdma-metrics.timer"
+TEXTFILE = "hpcnet-rdma-metrics-textfile.service"
 
 
 def task_of(name: str) -> Dict[str, Any]:
@@ -59,7 +60,7 @@ def test_the_timer_is_enabled_and_started_through_the_journal(files_changed):
     task = task_of("hpcnet.rdma.service_state")
     args = render(task["hpcnet.rdma.service_state"], rdma_metrics_files={"changed": files_changed},
                   __rdma_metrics_run="r1")
-    assert args == {"enable": [TIMER], "start": [TIMER], "daemon_reload": files_changed,
+    assert args == {"enable": [TEXTFILE, TIMER], "start": [TEXTFILE, TIMER], "daemon_reload": files_changed,
                     "journal_dir": "/var/lib/hpcnet-rdma", "journal_run": "r1"}
     assert task["when"] == "rdma_metrics_start | bool"
 
@@ -77,3 +78,23 @@ def test_nothing_is_enabled_or_kept_running_outside_the_journal():
     # the timer has one, so enable makes a link that rollback's disable removes
     with open(os.path.join(role_dir("rdma_metrics"), "templates", "hpcnet-rdma-metrics.timer.j2"), encoding="utf-8") as f:
         assert "[Install]\nWantedBy=timers.target" in f.read()
+
+
+def template(name: str) -> str:
+    with open(os.path.join(role_dir("rdma_metrics"), "templates", name), encoding="utf-8") as f:
+        return render(render(f.read()))   # __rdma_metrics_output holds a template too
+
+
+def test_stopping_the_textfile_unit_removes_the_collectors_file_and_stops_collecting():
+    # rollback stops the textfile unit (service_state's undo); its stop removes the .prom, and the collector,
+    # bound to it, neither runs nor starts again until it is active
+    unit = template("hpcnet-rdma-metrics-textfile.service.j2")
+    assert "Type=oneshot\nRemainAfterExit=yes\nExecStart=/bin/true\n" in unit
+    assert "ExecStop=/bin/rm -f -- /var/lib/prometheus/node-exporter/hpcnet_rdma.prom\n" in unit
+    assert "[Install]\nWantedBy=multi-user.target" in unit
+    service = template("hpcnet-rdma-metrics.service.j2")
+    for line in ("Requisite=" + TEXTFILE, "PartOf=" + TEXTFILE):
+        assert line + "\n" in service
+    assert re.search(r"^After=.*\b%s\b" % re.escape(TEXTFILE), service, re.M)
+    files = task_of("hpcnet.rdma.managed_files")["hpcnet.rdma.managed_files"]["files"]
+    assert "/etc/systemd/system/" + TEXTFILE in [render(f["path"]) for f in files]
