@@ -18,7 +18,7 @@ NODES = ("health-n1", "health-n2")
 def test_the_program_and_its_files_are_installed(host):
     prog = host.file("/usr/local/sbin/hpcnet-rdma-check")
     assert prog.is_file and prog.user == "root" and prog.mode == 0o755
-    assert prog.content_string.startswith("#!/usr/bin/python3\n")
+    assert prog.content_string.startswith("#!/usr/bin/python3 -IS\n")   # the role's __rdma_health_shebang
     for path in ("/etc/hpcnet-rdma/health.json", "/etc/hpcnet-rdma/manifest.json"):
         with host.sudo():
             assert json.loads(host.file(path).content_string), path
