@@ -4,7 +4,7 @@
 """VM runs: boot N QEMU VMs from the lab image (per-VM qcow2 overlays) and wait for ssh, list them,
 ssh into one, stop exactly the recorded QEMU PIDs.
 
-Each VM: `-machine q35 -smp 2 -m 1024`, TCG (`tb-size=256,thread=single`, `-cpu max`) unless KVM really works
+Each VM: `-machine q35 -smp 2 -m 1024`, TCG (`tb-size=256`, `-cpu max`) unless KVM really works
 (not under PVM nested virtualisation: /sys/module/kvm_pvm), the host's Debian kernel booted directly
 (`-kernel/-initrd`), three NICs named by MAC inside the guest:
   mgmt0  user-mode network (restrict=on: no way out), DHCP, sshd forwarded to 127.0.0.1:PORT and
@@ -58,11 +58,7 @@ DATA1_PCI_SLOT = 0x11
 def choose_accel() -> tuple[str, list[str]]:
     """KVM only where it really works; TCG otherwise (see LAB.md: PVM nested KVM hangs the kernel)."""
     forced = os.environ.get("LAB_VM_ACCEL")
-    # thread=single: one host thread runs a guest's two vCPUs in turn.  Two 2-vCPU guests and the controller
-    # share this machine's 2 cores; with a thread per vCPU (MTTCG) they fought for them: measured side by side
-    # (2026-12-07, two VMs at once): boot to ssh 47 s -> 37 s, a fixed Python workload in both guests at once
-    # 5.2-5.4 s -> 4.2-4.4 s.  (-cpu Westmere instead of max, for SSE-only code paths, was slower: 6.0-6.8 s.)
-    tcg = ["-accel", "tcg,tb-size=256,thread=single", "-cpu", "max"]
+    tcg = ["-accel", "tcg,tb-size=256", "-cpu", "max"]
     kvm = ["-accel", "kvm", "-cpu", "host"]
     if forced == "tcg":
         return "tcg (LAB_VM_ACCEL)", tcg
