@@ -19,7 +19,7 @@ from pathlib import Path
 
 from . import debian
 from .common import CACHE_DIR, ROOT, digest, file_sha
-from .vmstate import KEY_DIR, KEY_FILE, LOG, MAX_NODES, all_states, require_tools
+from .vmstate import FABRIC_KEY_FILE, KEY_DIR, KEY_FILE, LOG, MAX_NODES, all_states, require_tools
 
 # Everything debootstrap does.  Change it and the cached rootfs tarball is rebuilt.
 ROOTFS_RECIPE = {
@@ -32,7 +32,11 @@ ROOTFS_RECIPE = {
                 "iputils-ping", "irqbalance", "procps", "libnss-myhostname",
                 # hpcnet.rdma.rdma_bench (iperf3, perftest above; sockperf) and rdma_metrics
                 # (node_exporter, enabled by its package as on any Debian node; vmrun forwards :9100)
-                "sockperf", "prometheus-node-exporter"],
+                "sockperf", "prometheus-node-exporter",
+                # MPI over the fabric (issue 28): Open MPI 4.1 with UCX 1.13 and mpi4py, as an HPC node has them
+                # (mpirun starts the remote rank over ssh: openssh-client); tcpdump reads the RoCE packets'
+                # traffic class and addresses off the wire
+                "openmpi-bin", "ucx-utils", "python3-mpi4py", "openssh-client", "tcpdump"],
     "cleanup": ["var/cache/apt/archives/*.deb", "var/lib/apt/lists/*"],
     "format": 1,
 }
@@ -123,8 +127,24 @@ def ensure_key() -> str:
 # --------------------------------------------------------------------------- guest configuration
 
 
-def guest_files(pubkey: str) -> dict[str, tuple[int, str]]:
-    """path inside the guest -> (mode, content).  Part of the image hash."""
+def ensure_fabric_key() -> tuple[str, str]:
+    """The key the lab VMs use among themselves (lab/cache/vm-ssh/fabric_ed25519, git-ignored): mpirun on one
+    node starts the other ranks over ssh, as on a cluster whose nodes trust each other.  Only the guests hold
+    its private half; returns (private, public)."""
+    if not FABRIC_KEY_FILE.exists() or not FABRIC_KEY_FILE.with_suffix(".pub").exists():
+        require_tools("ssh-keygen")
+        KEY_DIR.mkdir(parents=True, exist_ok=True)
+        FABRIC_KEY_FILE.unlink(missing_ok=True)
+        FABRIC_KEY_FILE.with_suffix(".pub").unlink(missing_ok=True)
+        LOG.run_merged(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "hpcnet-rdma-lab-fabric",
+                        "-f", str(FABRIC_KEY_FILE)])
+    FABRIC_KEY_FILE.chmod(0o600)
+    return FABRIC_KEY_FILE.read_text(), FABRIC_KEY_FILE.with_suffix(".pub").read_text().strip()
+
+
+def guest_files(pubkey: str, fabric: tuple[str, str] | None = None) -> dict[str, tuple[int, str]]:
+    """path inside the guest -> (mode, content).  Part of the image hash.  fabric: the guests' own key pair
+    (ensure_fabric_key), which lets root on one VM ssh to another over the data link."""
     head = GUEST_FILE_HEAD
     mgmt_macs = " ".join(mgmt_mac(k) for k in range(1, MAX_NODES + 1))
     data_macs = " ".join(data_mac(k) for k in range(1, MAX_NODES + 1))
@@ -132,7 +152,7 @@ def guest_files(pubkey: str) -> dict[str, tuple[int, str]]:
     files = {
         "/etc/fstab": (0o644, "/dev/vda / ext4 rw,errors=remount-ro 0 1\n"),
         "/etc/hostname": (0o644, "hpcnet-vm\n"),  # the kernel's systemd.hostname=vmK wins at boot
-        "/root/.ssh/authorized_keys": (0o600, pubkey + "\n"),
+        "/root/.ssh/authorized_keys": (0o600, pubkey + "\n" + (fabric[1] + "\n" if fabric else "")),
         "/etc/ssh/sshd_config.d/hpcnet-lab.conf": (0o644, head + "PermitRootLogin prohibit-password\n"
                                                    "PasswordAuthentication no\nUseDNS no\n"),
         # NICs are named by MAC (net.ifnames=0 keeps the kernel's eth* until udev renames them).
@@ -152,6 +172,11 @@ def guest_files(pubkey: str) -> dict[str, tuple[int, str]]:
         "/etc/systemd/network/50-lab-mgmt0.network": (0o644, head + "[Match]\nName=mgmt0\n\n[Network]\n"
                                                       "DHCP=ipv4\nLinkLocalAddressing=no\nIPv6AcceptRA=no\n"),
     }
+    if fabric:
+        files["/root/.ssh/id_ed25519"] = (0o600, fabric[0])
+        # the VMs' data addresses are reused by every run: no host key to learn or to trip over
+        files["/root/.ssh/config"] = (0o600, head + "Host 10.77.*\n  StrictHostKeyChecking no\n"
+                                      "  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n  BatchMode yes\n")
     for k in range(1, MAX_NODES + 1):
         files[f"/etc/systemd/network/50-lab-data0-vm{k}.network"] = (
             0o644, head + f"[Match]\nName=data0\nMACAddress={data_mac(k)}\n\n[Network]\n"
@@ -159,7 +184,7 @@ def guest_files(pubkey: str) -> dict[str, tuple[int, str]]:
     return files
 
 
-def customise(rootfs: Path, kver: str, pubkey: str) -> None:
+def customise(rootfs: Path, kver: str, pubkey: str, fabric: tuple[str, str]) -> None:
     src = Path("/lib/modules") / kver
     dst = rootfs / "lib" / "modules" / kver
     trimmed = {str(src / t) for t in TRIM_MODULES}
@@ -175,7 +200,7 @@ def customise(rootfs: Path, kver: str, pubkey: str) -> None:
     LOG.run_merged(["depmod", "-b", str(rootfs), kver])
     (rootfs / "root" / ".ssh").mkdir(mode=0o700, exist_ok=True)
     (rootfs / "root" / ".ssh").chmod(0o700)
-    for path, (mode, content) in guest_files(pubkey).items():
+    for path, (mode, content) in guest_files(pubkey, fabric).items():
         target = rootfs / path.lstrip("/")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content)
@@ -220,7 +245,7 @@ def image_id() -> tuple[str, dict]:
         "modules_dep_sha256": file_sha(Path("/lib/modules") / kver / "modules.dep"),
         "trim": TRIM_MODULES,
         "mask": MASK_UNITS,
-        "files": guest_files(pubkey),
+        "files": guest_files(pubkey, ensure_fabric_key()),
         "format": IMAGE_FORMAT,
     }
     return digest([meta]), meta
@@ -263,7 +288,7 @@ def build_image(force: bool) -> Path:
         rootfs = work / "rootfs"
         rootfs.mkdir()
         LOG.run_merged(["tar", "-C", str(rootfs), "--numeric-owner", "--xattrs", "-xpf", str(tarball)])
-        customise(rootfs, kver, ensure_key())
+        customise(rootfs, kver, ensure_key(), ensure_fabric_key())
         used_mb = int(LOG.run_merged(["du", "-sxm", str(rootfs)]).stdout.split()[0])
         size_mb = disk_mb(used_mb)
         disk = work / "disk.img"

@@ -22,6 +22,7 @@ DEFAULT_RUN = "vm"
 MAX_NODES = 8
 KEY_DIR = CACHE_DIR / "vm-ssh"
 KEY_FILE = KEY_DIR / "id_ed25519"
+FABRIC_KEY_FILE = KEY_DIR / "fabric_ed25519"
 
 
 def require_tools(*tools: str) -> None:

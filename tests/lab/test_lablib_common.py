@@ -86,8 +86,8 @@ def test_container_recipe_hashes_are_stable(recipe: str, digest: str, repo: str,
 
 
 def test_vm_image_hash_inputs_are_stable() -> None:
-    # 49cfed0ca3fe: sockperf and prometheus-node-exporter joined the image (rdma_bench, rdma_metrics)
-    assert common.digest([vmimage.ROOTFS_RECIPE]) == "49cfed0ca3fe"
+    # 9dc240e6c436: Open MPI, UCX, mpi4py, openssh-client and tcpdump joined the image (issue 28's MPI steps)
+    assert common.digest([vmimage.ROOTFS_RECIPE]) == "9dc240e6c436"
     files = vmimage.guest_files("ssh-ed25519 AAAAtest lab")
     # 2e566ddd12c00800: 50-lab-data1.link names the second data NIC (e1000e) by its MAC
     assert hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:16] == "2e566ddd12c00800"
@@ -97,6 +97,12 @@ def test_vm_image_hash_inputs_are_stable() -> None:
     assert files["/root/.ssh/authorized_keys"] == (0o600, "ssh-ed25519 AAAAtest lab\n")
     assert files["/etc/systemd/network/50-lab-data0-vm3.network"][1].endswith(
         "[Match]\nName=data0\nMACAddress=52:54:00:a1:00:03\n\n[Network]\nAddress=10.77.1.3/24\nIPv6AcceptRA=no\n")
+    assert "/root/.ssh/id_ed25519" not in files
+    # with the guests' own key pair: root on one VM reaches another over the data link, and nothing else
+    fabric = vmimage.guest_files("ssh-ed25519 AAAAtest lab", ("PRIVATE\n", "ssh-ed25519 AAAAfabric lab-fabric"))
+    assert fabric["/root/.ssh/authorized_keys"] == (0o600, "ssh-ed25519 AAAAtest lab\nssh-ed25519 AAAAfabric lab-fabric\n")
+    assert fabric["/root/.ssh/id_ed25519"] == (0o600, "PRIVATE\n")
+    assert "Host 10.77.*\n  StrictHostKeyChecking no\n" in fabric["/root/.ssh/config"][1]
 
 
 @pytest.mark.parametrize("k, address, peer_of_k_in_3", [
