@@ -8,7 +8,7 @@ always there), :func:`with_parent_dirs` (a file's missing parents become ``dir:`
 files killed writes left (:func:`sweep_write_debris`)."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._domain import Domain, DomainMap, Refused
@@ -40,6 +40,32 @@ class Domains(object):
 
     def read_value(self, host: Host, key: str) -> Any:
         return self.of(key).read_value(host, key.split(":", 1)[1])
+
+    def read_values(self, host: Host, keys: Iterable[str]) -> Dict[str, Any]:
+        """``{key: value}`` for each key, a ``HostError`` instance in place of a value that could not be
+        read; one ``read_values`` call for each domain that offers it (``_domain``), else ``read_value``."""
+        by_domain: Dict[str, List[str]] = {}
+        out: Dict[str, Any] = {}
+        for key in keys:
+            try:
+                self.of(key)
+            except HostError as e:
+                out[key] = e
+                continue
+            by_domain.setdefault(key.split(":", 1)[0], []).append(key)
+        for prefix, group in by_domain.items():
+            domain = self._by_prefix[prefix]
+            many = getattr(domain, "read_values", None)
+            if many is not None:
+                values = many(host, [k.split(":", 1)[1] for k in group])
+                out.update((k, values[k.split(":", 1)[1]]) for k in group)
+                continue
+            for key in group:
+                try:
+                    out[key] = domain.read_value(host, key.split(":", 1)[1])
+                except HostError as e:
+                    out[key] = e
+        return out
 
     def write_value(self, host: Host, key: str, value: Any) -> None:
         self.of(key).write_value(host, key.split(":", 1)[1], value)

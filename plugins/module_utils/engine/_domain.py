@@ -13,6 +13,13 @@ any key) takes them all from ``_registry``.
 
 A domain is either a file whose module-level functions are the three below (``_sysctl``,
 ``_link``, ...) or an object with them as methods (``_rdma.KMOD``, ``_qos.DCB``, ...).
+
+A domain whose targets share one tool call (a package manager query for all packages, one
+``ethtool -g`` for an interface's rx and tx rings) may also offer ``read_values(host, targets)``:
+``{target: value}``, a ``HostError`` instance in place of the value of a target it could not read.
+``_apply.Domains.read_values`` uses it where it exists, ``read_value`` one by one elsewhere; the
+values are the same, only the number of tool runs differs (status and the health check read every
+journaled key of a node at once).
 """
 from __future__ import annotations
 

@@ -92,6 +92,33 @@ def read_value(host: Host, target: str) -> Any:
     return (parsed if knob.group == "coalesce" else parsed["current"]).get(knob.field)
 
 
+def read_values(host: Host, targets: List[str]) -> Dict[str, Any]:
+    """read_value of each target, with one ethtool run per interface and group (rx and tx rings, the
+    coalescing fields: one ``ethtool -g`` / ``-c``); a HostError instance for a target not read."""
+    out: Dict[str, Any] = {}
+    groups: Dict[Tuple[str, str], List[str]] = {}
+    for target in targets:
+        ifname, setting = _split(target)
+        if setting in KNOB:
+            groups.setdefault((ifname, KNOB[setting].group), []).append(target)
+            continue
+        try:
+            out[target] = read_value(host, target)
+        except HostError as e:
+            out[target] = e
+    for (ifname, group), members in groups.items():
+        try:
+            parsed = _ethtool.read(host, group, ifname)
+            if parsed is None:
+                raise HostError("%s of %s: not supported by the driver" % (group, ifname))
+        except HostError as e:
+            out.update((t, e) for t in members)
+            continue
+        fields_of = parsed if group == "coalesce" else parsed["current"]
+        out.update((t, fields_of.get(KNOB[_split(t)[1]].field)) for t in members)
+    return out
+
+
 def write_value(host: Host, target: str, value: Any) -> None:
     ifname, setting = _split(target)
     if setting == "mtu":

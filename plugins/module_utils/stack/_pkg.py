@@ -61,6 +61,14 @@ def read_value(host: Host, name: str) -> str:
     return read_states(host, [name])[name]
 
 
+def read_values(host: Host, names: List[str]) -> Dict[str, Any]:
+    """read_value of each package with one package manager query for all (dpkg-query takes many names)."""
+    try:
+        return dict(read_states(host, names))
+    except HostError as e:
+        return dict((n, e) for n in names)
+
+
 def write_value(host: Host, name: str, value: Any) -> None:
     if read_value(host, name) == value:
         return

@@ -78,13 +78,18 @@ def status(host: Host, journal: _journal.Journal, profile_file: Optional[str] = 
     drift = []
     domains = _apply.Domains(*_registry.all_maps())   # any key any module wrote
     applied = applied_values(journal)
-    for key, original in journal.originals().items():
-        try:
-            current = domains.read_value(host, key)
-        except HostError as e:
-            tuned[key] = {"original": original, "error": str(e)}
+    originals = journal.originals()
+    targets = journal.targets()
+    # every key read at once: a domain that reads many targets in one tool run (packages, rings) does so
+    live = domains.read_values(host, list(originals) + sorted(set(
+        key for modules in targets.values() for entry in modules.values() for key in entry["keys"]
+        if key not in originals and not key.startswith("dir:"))))
+    for key, original in originals.items():
+        current = live[key]
+        if isinstance(current, HostError):
+            tuned[key] = {"original": original, "error": str(current)}
             drift.append({"key": key, "applied": shown(key, applied[key]["value"]) if key in applied else None,
-                          "error": str(e)})
+                          "error": str(current)})
             continue
         tuned[key] = {"original": original, "current": current}
         if key in applied and not domains.same(key, current, applied[key]["value"]):
@@ -92,15 +97,14 @@ def status(host: Host, journal: _journal.Journal, profile_file: Optional[str] = 
                           "since_generation": applied[key]["generation"]})
     # A key a call manages that was already right when it ran is in no generation (nothing changed);
     # its drift is read against the journal's targets - what the newest call of its scope left it at.
-    for scope, modules in sorted(journal.targets().items()):
+    for scope, modules in sorted(targets.items()):
         for module in sorted(modules):
             for key, target in sorted(modules[module]["keys"].items()):
                 if key in tuned or key.startswith("dir:") or any(d["key"] == key for d in drift):
                     continue
-                try:
-                    current = domains.read_value(host, key)
-                except HostError as e:
-                    drift.append({"key": key, "applied": shown(key, target), "error": str(e), "scope": scope})
+                current = live[key]
+                if isinstance(current, HostError):
+                    drift.append({"key": key, "applied": shown(key, target), "error": str(current), "scope": scope})
                     continue
                 if not domains.same(key, current, target):
                     drift.append({"key": key, "applied": shown(key, target), "current": shown(key, current),

@@ -209,3 +209,29 @@ def test_no_target_drift_without_a_release_scope_or_after_rollback(lab):
     state(lab, action="rollback", scope="all")
     lab.sysctl("vm.swappiness", "30")
     assert state(lab, action="status")["drift"] == []               # rollback dropped the targets
+
+
+def test_status_reads_each_interfaces_rings_and_coalescing_with_one_ethtool_run(lab):
+    """status (and the node's health check through it) reads every journaled key at once: the nic domain's
+    read_values runs ethtool -g / -c once per interface, not once per ring or coalescing key, and finds the
+    same values and the same drift as key-by-key reads."""
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _apply
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _concerns as _registry
+    nic(lab)
+    lab.nics["ens1f0np0"].rings["current"]["tx"] = 512            # drifted behind the collection's back
+    lab.ethtool_json = True                                     # one ethtool run per read (no 6.1 fallback)
+    lab.calls.clear()
+    status = state(lab, action="status")
+    reads = [c[1:] for c in lab.calls if c[0] == "ethtool"]
+    assert sorted(reads) == [["--json", "-c", "ens1f0np0"], ["--json", "-g", "ens1f0np0"], ["-l", "ens1f0np0"]]
+    assert [(d["key"], d["current"]) for d in status["drift"]] == [("nic:ens1f0np0:ring.tx", 512)]
+    domains = _apply.Domains(*_registry.all_maps())
+    keys = sorted(status["tuned"]) + ["nic:nosuch0:ring.rx", "nic:data0:ring.rx", "nic:nosuch0:mtu", "bogus:key"]
+    batch = domains.read_values(lab.host(), keys)
+    for key in keys:
+        try:
+            one = domains.read_value(lab.host(), key)
+        except Exception as e:  # pylint: disable=broad-except
+            assert type(batch[key]) is type(e) and str(batch[key]) == str(e), key
+        else:
+            assert batch[key] == one, key
