@@ -196,10 +196,17 @@ devnodes:
   type: dict
   sample: {"uverbs0": {"gid": 106, "group": "rdma", "mode": "0660"}}
 apps:
-  description: NCCL's C(NCCL_IB_TC) and UCX's C(UCX_IB_TRAFFIC_CLASS), with their file and whether it exists.
+  description:
+    - What NCCL and UCX are told to use, per app (C(nccl), C(ucx)) - its file and whether it exists, its traffic
+      class key and value (C(key) and C(value) - C(NCCL_IB_TC), C(UCX_IB_TRAFFIC_CLASS)), and C(settings) with the raw
+      value of each field in C(keys) - the traffic class C(tc), the GID index C(gid_index) and the devices
+      C(devices) (C(NCCL_IB_HCA), C(UCX_NET_DEVICES)), null where the file does not set it.
+    - The role C(hpcnet.rdma.rdma_verify) checks them against the node's RoCE ToS, GID table and RDMA devices.
   returned: always
   type: dict
-  sample: {"nccl": {"file": "/etc/nccl.conf", "key": "NCCL_IB_TC", "present": true, "value": "106"}}
+  sample: {"ucx": {"file": "/etc/ucx/ucx.conf", "key": "UCX_IB_TRAFFIC_CLASS", "present": true, "value": "106",
+                   "keys": {"tc": "UCX_IB_TRAFFIC_CLASS", "gid_index": "UCX_IB_GID_INDEX", "devices": "UCX_NET_DEVICES"},
+                   "settings": {"tc": "106", "gid_index": "1", "devices": "rxe0:1"}}}
 profile:
   description: The recorded profile (its JSON), null when none is recorded, C({file, error}) when unreadable.
   returned: always

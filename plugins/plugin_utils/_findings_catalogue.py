@@ -68,6 +68,9 @@ RULES: "OrderedDict[str, Tuple[str, str, str]]" = OrderedDict([
     ("coalesce.profile_mismatch", ("checklist", "warning", "interrupt coalescing contradicts the profile")),
     ("memlock.too_low", ("checklist", "error", "the RDMA group's memlock limit is below rdma_verify_memlock")),
     ("devnode.too_open", ("checklist", "warning", "/dev/infiniband access is wider than rdma_verify_device_mode")),
+    ("app.tc", ("checklist", "error", "an app's traffic class (NCCL_IB_TC, UCX_IB_TRAFFIC_CLASS) is not the node's RoCE ToS")),
+    ("app.gid", ("checklist", "error", "an app's GID index names no GID of the RoCE version on the data port")),
+    ("app.device", ("checklist", "error", "an app is told to use an RDMA device or port the node does not have")),
 ])
 DEFAULTS: Dict[str, Any] = {"retrans_ratio": 0.001, "memlock": "unlimited", "device_mode": "0660", "path_mtu": None}
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Set
 
+from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _judges
 from ansible_collections.hpcnet.rdma.plugins.module_utils.irq._domain import format_cpulist
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils._findings_catalogue import (
     DEFAULTS, UNLIMITED, data_ports, ev, finding, irqbalance_active, memlock_required, profile_of, result_ok, usable)
@@ -96,9 +97,74 @@ def _node_checklist(h: str, node: Dict[str, Any], options: Dict[str, Any], any_r
                                      % (h, dev, port, p["active_mtu"], nd, mtu),
                                      [ev(h, "active_mtu / netdev mtu", [p["active_mtu"], mtu], "ibv_devinfo -v, /sys/class/net/%s/mtu" % nd)],
                                      "raise %s's MTU (nic.mtu) or lower rdma_roce_qos.rdma_mtu" % nd))
+    found.extend(_app_findings(h, node, prof, ports))
     found.extend(_irq_findings(h, node, prof))
     found.extend(_counter_findings(h, node, interval))
     found.extend(_setting_findings(h, node, prof, options, bool(ports)))
+    return found
+
+
+_APP_FIX = ("render the apps' files from the node's own QoS and GIDs: role hpcnet.rdma.fabric_app_config "
+            "(fabric_app_config_tos = rdma_roce_qos.tos, its GID index and HCAs from hpcnet.rdma.fabric_info), "
+            "then re-run verify_rdma before a job starts")
+
+
+def _app_device_missing(item: str, fabric: Dict[str, Any], prefix_match: bool) -> bool:
+    """Whether ``dev[:port]`` (UCX_NET_DEVICES, NCCL_IB_HCA) names no RDMA device/port of the node (UCX also
+    takes a netdev name; NCCL matches a name as a prefix unless the list starts with ``=``)."""
+    name, _sep, port = item.partition(":")
+    devices = fabric.get("devices") or {}
+    if not port and name in (fabric.get("netdevs") or {}):
+        return False
+    matches = [d for d in devices if d == name or (prefix_match and d.startswith(name))]
+    return not any(not port or port in [str(p) for p in (devices[d].get("ports") or {})] for d in matches)
+
+
+def _app_findings(h: str, node: Dict[str, Any], prof: Dict[str, Any], ports: List[Any]) -> List[Dict[str, Any]]:
+    """What NCCL's and UCX's files tell a job (verify_info's apps) against the node itself: the traffic class
+    is the RoCE ToS the QoS set on the data ports (rdma_cm configfs), the GID index a GID of the RoCE version on
+    each data port (the health check's judge_gids), the devices RDMA devices/ports the node has."""
+    info = node["info"]
+    fabric = info["fabric"]
+    data = info.get("data_interfaces") or []
+    qos = node.get("qos") if result_ok(node.get("qos")) else {}
+    tos_ports = [p for p in ((qos or {}).get("rdma_ports") or []) if p.get("netdev") in data and p.get("tos") is not None]
+    mode = (prof.get("qos") or {}).get("roce_mode")
+    roce = {"mode": mode, "source": "the profile's qos.roce_mode"} if mode in ("v1", "v2") else {"mode": "v2", "source": "the default"}
+    found = []
+    for app, entry in sorted((info.get("apps") or {}).items()):
+        settings, keys = entry.get("settings") or {}, entry.get("keys") or {}
+        if not entry.get("present"):
+            continue
+        tc = settings.get("tc")
+        for p in tos_ports:
+            if tc is not None and str(tc) != str(p["tos"]):
+                found.append(finding("app.tc", [h], "%s: %s=%s in %s, but the RoCE ToS of %s port %s is %s"
+                                     % (h, keys["tc"], tc, entry["file"], p["device"], p["port"], p["tos"]),
+                                     [ev(h, keys["tc"], tc, entry["file"]),
+                                      ev(h, "RoCE ToS", p["tos"], "/sys/kernel/config/rdma_cm/%s/ports/%s/default_roce_tos"
+                                         % (p["device"], p["port"]))], _APP_FIX, app=app))
+        gid = settings.get("gid_index")
+        if gid is not None:
+            wanted = [{"key": keys["gid_index"], "file": entry["file"], "index": int(gid)}] if gid.isdigit() else []
+            bad = [] if wanted else [{"evidence": "%s=%s in %s is not a GID index" % (keys["gid_index"], gid, entry["file"])}]
+            for dev, port, p in ports:
+                if p.get("link_layer") == "Ethernet":
+                    bad += _judges.judge_gids(dev, port, p, wanted, roce)
+            found.extend(finding("app.gid", [h], "%s: %s" % (h, b["evidence"]), [ev(h, keys["gid_index"], gid, entry["file"])],
+                                 _APP_FIX, app=app) for b in bad)
+        devices = (settings.get("devices") or "").strip()
+        if devices and devices != "all" and not devices.startswith("^"):
+            missing = [d for d in devices.lstrip("=").split(",") if d.strip() and _app_device_missing(
+                d.strip(), fabric, app == "nccl" and not devices.startswith("="))]
+            if missing:
+                found.append(finding("app.device", [h], "%s: %s=%s in %s names %s, which the node does not have (RDMA devices: %s)"
+                                     % (h, keys["devices"], devices, entry["file"], ", ".join(missing),
+                                        ", ".join("%s:%s" % (d, ",".join(str(x) for x in sorted((i.get("ports") or {}), key=str)))
+                                                  for d, i in sorted((fabric.get("devices") or {}).items())) or "none"),
+                                     [ev(h, keys["devices"], devices, entry["file"]),
+                                      ev(h, "RDMA devices", sorted(fabric.get("devices") or {}), "/sys/class/infiniband")],
+                                     _APP_FIX, app=app))
     return found
 
 

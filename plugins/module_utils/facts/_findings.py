@@ -68,6 +68,21 @@ def parse_conf_value(text: str, key: str) -> Optional[str]:
     return value
 
 
+# What NCCL and UCX are told to use (the role fabric_app_config writes these keys): per app, its file option
+# (verify_info's and the health check's nccl_conf / ucx_conf) and each field's key.
+APP_KEYS = (("nccl", "nccl_conf", (("tc", "NCCL_IB_TC"), ("gid_index", "NCCL_IB_GID_INDEX"), ("devices", "NCCL_IB_HCA"))),
+            ("ucx", "ucx_conf", (("tc", "UCX_IB_TRAFFIC_CLASS"), ("gid_index", "UCX_IB_GID_INDEX"),
+                                 ("devices", "UCX_NET_DEVICES"))))
+
+
+def app_settings(text: Optional[str], path: str, keys: Any) -> Dict[str, Any]:
+    """One app's config file: {file, present, key/value (its traffic class, as before), keys, settings}."""
+    keys = dict(keys)
+    settings = dict((field, parse_conf_value(text, key)) for field, key in keys.items()) if text is not None else {}
+    return {"file": path, "key": keys["tc"], "present": text is not None, "value": settings.get("tc"),
+            "keys": keys, "settings": settings}
+
+
 def memlock_kib(value: str) -> Optional[int]:
     """limits.conf memlock value in KiB; ``unlimited``/``infinity``/-1 -> UNLIMITED; junk -> None."""
     if value in ("unlimited", "infinity", "-1"):
@@ -254,10 +269,8 @@ def gather(host: Host, params: Dict[str, Any], sleep: Callable[[float], None] = 
     groups = parse_group_file(host.read("/etc/group") or "")
     devnodes = device_nodes(host, groups)
     apps = {}
-    for app, path, key in (("nccl", params["nccl_conf"], "NCCL_IB_TC"), ("ucx", params["ucx_conf"], "UCX_IB_TRAFFIC_CLASS")):
-        text = host.read(path)
-        apps[app] = {"file": path, "key": key, "present": text is not None,
-                     "value": parse_conf_value(text, key) if text is not None else None}
+    for app, option, keys in APP_KEYS:
+        apps[app] = app_settings(host.read(params[option]), params[option], keys)
     installed = _irqplan.irqbalance_installed(host)
     defaults = host.read(_irqplan.read_env_file(host)) or ""
     out = {

@@ -36,7 +36,7 @@ _PORT_TROUBLE = re.compile(r"(err|discard|downed|recovery|overrun|out_of_sequenc
 EXPECTED = (HostError, JournalError, ParseError, ValueError, OSError)
 _BDF = re.compile(r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 # the apps' GID index settings: (option naming the file, key) - the files fabric_app_config writes
-GID_KEYS = (("nccl_conf", "NCCL_IB_GID_INDEX"), ("ucx_conf", "UCX_IB_GID_INDEX"))
+GID_KEYS = tuple((option, dict(keys)["gid_index"]) for _app, option, keys in _findings_node.APP_KEYS)
 
 DEFAULTS: Dict[str, Any] = {
     "interfaces": [], "fallback_interfaces": [], "tools": ["ibv_devinfo", "rdma"], "ethtool": False,

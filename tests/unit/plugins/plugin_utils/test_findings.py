@@ -28,6 +28,19 @@ def fabric(kind: str) -> Dict[str, Any]:
         return json.load(f)
 
 
+def app_files(device: Any, tc: str = "106", gid: str = "3", nccl_hca: Any = None, ucx_devices: Any = None) -> Dict[str, Any]:
+    """verify_info's apps as fabric_app_config writes them (NCCL and UCX told the ToS, a RoCE v2 GID, the HCA)."""
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _findings as _facts
+    out = {}
+    for app, option, keys in _facts.APP_KEYS:
+        hca = nccl_hca if app == "nccl" else ucx_devices
+        if hca is None:
+            hca = device if app == "nccl" else "%s:1" % device
+        text = "".join("%s=%s\n" % (key, value) for key, value in zip((k for _f, k in keys), (tc, gid, hca)) if value)
+        out[app] = _facts.app_settings(text if device else None, "/etc/%s.conf" % app, keys)
+    return out
+
+
 def node(kind: str = "rxe", address: str = "10.77.0.1", **over: Any) -> Dict[str, Any]:
     """A host's verify data around a recorded fabric_info output: a clean, tuned node."""
     fab = fabric(kind)
@@ -45,8 +58,7 @@ def node(kind: str = "rxe", address: str = "10.77.0.1", **over: Any) -> Dict[str
         "memlock": {"group": "rdma", "soft": {"domain": "@rdma", "kib": -1, "value": "unlimited", "source": "x:1"},
                     "hard": {"domain": "@rdma", "kib": -1, "value": "unlimited", "source": "x:1"}},
         "devnodes": {"uverbs0": {"gid": 106, "group": "rdma", "mode": "0660"}},
-        "apps": {"nccl": {"file": "/etc/nccl.conf", "key": "NCCL_IB_TC", "present": True, "value": "106"},
-                 "ucx": {"file": "/etc/ucx/ucx.conf", "key": "UCX_IB_TRAFFIC_CLASS", "present": True, "value": "106"}},
+        "apps": app_files(sorted(fab["devices"])[0] if fab["devices"] else None),
         "profile": copy.deepcopy(PROFILE),
     }
     qos = {"interfaces": {ifname: {"driver": fab["netdevs"][ifname]["driver"], "dcb": False}},
@@ -180,6 +192,12 @@ def _down(n):
     n["info"]["fabric"]["netdevs"]["data0"]["operstate"] = "down"
 
 
+def _apps(**kw):
+    def change(n):
+        n["info"]["apps"] = app_files("rxe0", **kw)
+    return change
+
+
 def _irqbalance(n):
     n["info"]["irqbalance"]["policyscript"] = False
 
@@ -191,7 +209,7 @@ def _single_policy(n):
 
 @pytest.mark.parametrize("kind,change,expected", [
     ("rxe", _port_down, ["port.not_active"]),
-    ("rxe", _no_v2, ["roce.no_v2_gid"]),
+    ("rxe", _no_v2, ["app.gid", "app.gid", "roce.no_v2_gid"]),   # and the apps' GID is gone with it
     ("rxe", _rdma_mtu_above, ["consistency.mtu", "path_mtu.failed", "rdma.mtu_above_netdev"]),
     ("rxe", _concentrated, ["irq.concentrated"]),
     ("rxe", _concentrated_move_pending, ["irq.concentrated"]),
@@ -211,6 +229,17 @@ def _single_policy(n):
     ("rxe", _missing, ["interface.missing"]),
     ("rxe", _down, ["netdev.down"]),
     ("rxe", _irqbalance, ["irqbalance.not_banned"]),
+    # what NCCL and UCX are told, against the node (fabric_app_config's files, verify_info's apps)
+    ("rxe", _apps(tc="96"), ["app.tc", "app.tc", "consistency.nccl_tc", "consistency.ucx_tc"]),
+    ("rxe", _apps(gid="2"), ["app.gid", "app.gid"]),              # index 2 is a RoCE v1 GID
+    ("rxe", _apps(gid="7"), ["app.gid", "app.gid"]),              # no GID at index 7
+    ("rxe", _apps(gid="auto"), ["app.gid", "app.gid"]),
+    ("rxe", _apps(ucx_devices="rxe1:1"), ["app.device"]),
+    ("rxe", _apps(ucx_devices="rxe0:2,data0"), ["app.device"]),   # port 2 is not there; a netdev is fine
+    ("rxe", _apps(ucx_devices="all", nccl_hca="^mlx5"), []),
+    ("rxe", _apps(ucx_devices="data0", nccl_hca="rxe"), []),       # NCCL matches a prefix
+    ("rxe", _apps(nccl_hca="=rxe"), ["app.device"]),              # ... not with '='
+    ("rxe", _apps(nccl_hca="=rxe0:1"), []),
 ])
 def test_checklist_rule_on_the_second_node(kind, change, expected):
     a, b = node(kind, "10.0.0.1"), node(kind, "10.0.0.2")
