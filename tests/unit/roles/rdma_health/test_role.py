@@ -128,8 +128,9 @@ def test_slurm_drains_with_our_reason_and_resumes_only_ours(program, tmp_path, c
     calls = []
     state = {"line": "NodeName=n1 Arch=x86_64 State=IDLE ThreadsPerCore=1 Partitions=lab"}
 
-    def runner(deadline, spent):
+    def runner(deadline, spent, memo=False):
         def answer(argv):
+            assert not (memo and "scontrol" in argv[0]), "Slurm's runner must see what its own update changed"
             calls.append(argv[1:])
             if argv[1:3] == ["show", "node"]:
                 return 0, state["line"] + "\n", ""
@@ -150,6 +151,20 @@ def test_slurm_drains_with_our_reason_and_resumes_only_ours(program, tmp_path, c
     calls.clear()
     assert run(program, n, capsys, "--slurm", "--node", "n1")[0] == 0
     assert calls == [["show", "node", "-o", "n1"]]        # someone else's drain: read, nothing done
+
+
+def test_the_reading_runner_runs_an_argv_once_the_slurm_runner_every_time(program, tmp_path):
+    """The node's reading asks 'rdma -j link show' twice (fabric stage, then the drift stage's rxe keys): one tool run."""
+    counter = tmp_path / "count"
+    script = tmp_path / "tool"
+    script.write_text("#!/bin/sh\necho x >> %s\nwc -l < %s\n" % (counter, counter))
+    script.chmod(0o755)
+    deadline = program.time.monotonic() + 30
+    reading = program.make_runner(deadline, RuntimeError, memo=True)
+    assert [reading([str(script), "a"])[1] for _i in range(3)] == ["1\n"] * 3
+    assert reading([str(script), "b"])[1] == "2\n"
+    slurm = program.make_runner(deadline, RuntimeError)
+    assert [slurm([str(script), "a"])[1] for _i in range(2)] == ["3\n", "4\n"]
 
 
 def test_tools_are_found_on_path_then_in_sbin_and_only_when_executable(program, tmp_path, monkeypatch):
