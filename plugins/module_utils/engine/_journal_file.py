@@ -23,7 +23,6 @@ import errno
 import json
 import os
 import posixpath
-import tempfile
 from typing import Any, Dict, List, Optional, Sequence
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_schema import SCHEMA, Checker, JournalError, empty
@@ -196,6 +195,7 @@ class JournalFile(object):
         if not os.path.isdir(parent):
             self.make_dir()
             self.check_trust()
+        import tempfile  # here, not at the top: it imports shutil and random, ~40 ms of the health check's start on a lab VM
         fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=parent)  # O_EXCL|O_NOFOLLOW, 0600
         try:
             view = memoryview(data)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tempfile
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError, command_error, os_reason
@@ -198,6 +197,7 @@ class Host:
             return None
         try:
             os.makedirs(full, mode=0o700, exist_ok=True)
+            import tempfile  # here, not at the top: it imports shutil and random, ~40 ms of the health check's start on a lab VM
             fd, tmp = tempfile.mkstemp(prefix=".probe-", dir=full)
             os.close(fd)
             os.unlink(tmp)
