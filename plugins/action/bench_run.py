@@ -61,7 +61,7 @@ class ActionModule(ActionBase):
             result.update(msg="benchmark options are valid", options=opts)
             return result
         if args["stage"] == "plan":
-            plan = _benchrun.plan(args["nodes"], hosts, opts)
+            plan = _benchrun.plan(args["nodes"], hosts, opts, args["node_dir"])
             plan["problems"] += _benchrun.reach_problems(args["pings"], plan["pairs"])
             result["plan"] = plan
             if plan["problems"]:

@@ -333,7 +333,7 @@ def test_retry_plan_reruns_only_the_clients_a_signal_killed_with_their_servers()
     assert [c["pair"] for c in steps["n1"]["clients"]] == ["n1->n2"] and steps["n1"]["servers"] == []
     assert steps["n2"]["clients"] == [] and [s["name"] for s in steps["n2"]["servers"]] == [
         "ib_send_lat.%d" % steps["n1"]["clients"][0]["port"]]
-    assert steps["n3"] == {"servers": [], "clients": []}
+    assert steps["n3"] == {"servers": [], "clients": [], "files": []}
     assert br.retry_plan(p, {}, ["ib_send_lat", "iperf3"]) == {"tests": [], "steps": {}, "pairs": {}}
 
 
