@@ -4,6 +4,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Benchmark statistics and the parsers of the benchmark tools' output (pure, no Ansible).
 
+Parsers of iperf3 -J, sockperf, perftest and of the mpi test's program (roles/rdma_bench/files/
+hpcnet-rdma-mpi-bench.py under mpirun: one JSON line of raw samples per op and message size, or mpirun's
+failure named).
 Runs on the controller: the role ``hpcnet.rdma.rdma_bench`` registers each client's stdout and the
 action ``hpcnet.rdma.bench_run`` hands it here.  Every parser returns a dict; a tool's own failure
 is ``{"error": "..."}`` (never an exception), so one failed pair does not hide the others.
