@@ -6,8 +6,9 @@
 On two lab VMs (lab/labctl.py vm up, run ``tuning-gain``) with the RDMA stack only (soft-RoCE rxe0
 on data0 through ``tune_rdma.yml --tags stack``: the RDMA tests need a device, nothing else is
 tuned), ``playbooks/bench_rdma.yml`` runs iperf3 -J, sockperf ping-pong, ib_write_bw, ib_send_lat
-and the mpi test (mpirun over UCX: ping-pong and Allreduce per message size) between the VMs ("untuned"); then ``tune_rdma.yml -e rdma_profile=mpi`` (jumbo frames,
-buffers, rings, IRQ pinning) and the same benchmarks again ("mpi"), ``--rounds`` times interleaved
+and the mpi test (mpirun over UCX: ping-pong and Allreduce per message size) between the VMs
+("untuned"); then ``tune_rdma.yml -e rdma_profile=mpi`` (jumbo frames, buffers, rings, IRQ pinning)
+and the same benchmarks again ("mpi"), ``--rounds`` times interleaved
 (a rollback between rounds).  The stored runs go to build/bench/tuning-gain/, the before/after
 report (Markdown, HTML, PNG plots) from ``hpcnet.rdma`` 's bench_report to
 build/bench/tuning-gain/report/; the Markdown table is printed.  Ends with ``rollback_rdma.yml`` and

@@ -17,7 +17,7 @@ description:
   - O(stage=validate) checks O(options) and that O(results_dir) can be written, before any node is touched.
   - O(stage=plan) pairs the hosts (the C(pairing) key of O(options), C(ring) or C(pairs), the pairing the verify path-MTU probes use)
     and plans, per test, each server on the server's data address and each client, with their argv and ports.
-    The C(mpi) test has no server: the pair's first node runs C(mpirun -np 2 --host CLIENT:1,SERVER:1 --mca pml ucx)
+    The C(mpi) test has no server; the pair's first node runs C(mpirun -np 2 --host CLIENT:1,SERVER:1 --mca pml ucx)
     (the two data addresses; the remote rank starts over ssh, so the pair's nodes must reach each other as the
     benchmark's user without a password; C(--allow-run-as-root) only when C(id -u) in O(nodes) says 0; mpirun's own
     control channel held to the two data addresses with C(oob_tcp_if_include); C(--timeout) from C(mpi_timeout);
@@ -35,7 +35,7 @@ description:
     error (C(rc) above 0) is not retried, except an C(mpi) client whose mpirun says a signal killed one of its ranks
     (C(exited on signal 11)), which is retried once like a client killed by a signal.
   - O(stage=store) parses every client's output (iperf3 C(-J); sockperf C(--full-log) raw samples; perftest
-    C(--report_gbits) and C(-H) raw samples; mpi: the program's JSON line, every raw sample in microseconds, one
+    C(--report_gbits) and C(-H) raw samples; for mpi the program's JSON line, every raw sample in microseconds, one
     C(series) entry per operation (C(pingpong) one-way latency = round trip / 2, C(allreduce)) and message size,
     each with its samples and statistics), computes p50/p90/p99/p99.9 from the raw samples (nearest rank), and
     writes the run as JSON (schema C(hpcnet.rdma.bench/1), published as the collection's
@@ -44,7 +44,7 @@ description:
     A client killed by a signal is one error naming the tool and the signal (C(ib_send_lat killed by SIGSEGV (rc -11))),
     whatever it printed before; a pair O(retried) holds takes that second result, and every result records its
     C(attempts) (1, or 2 with C(first_attempt), the first error).
-    A failed mpirun is one named error too: the remote rank could not be started over ssh, UCX found no usable
+    A failed mpirun is one named error too - the remote rank could not be started over ssh, UCX found no usable
     device (C(PML ucx cannot be selected)), a rank killed by a signal, the C(mpi_timeout) time limit reached,
     mpi4py missing; else mpirun's exit code and the tail of its output.
 requirements:
@@ -110,6 +110,7 @@ options:
       test's program); the role passes C(rdma_bench_node_dir).
     type: path
     default: /run/hpcnet-rdma-bench
+    version_added: 0.3.0
   results_dir:
     description: The directory on the controller the run is written to (created when missing).
     type: path

@@ -24,7 +24,7 @@ import os
 import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchload, _benchrun, _benchsig, _benchstats, _findings_report, _render
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchload, _benchopts, _benchrun, _benchsig, _benchstats, _findings_report, _render
 
 # test -> the metrics compared: (key in the result, column title, unit, higher is better)
 LATENCY: List[Tuple[str, str, str, bool]] = [("mean", "mean", "us", False)] + [
@@ -32,7 +32,7 @@ LATENCY: List[Tuple[str, str, str, bool]] = [("mean", "mean", "us", False)] + [
 METRICS: Dict[str, List[Tuple[str, str, str, bool]]] = dict(
     [("iperf3", [("gbits_received", "throughput", "Gbit/s", True), ("retransmits", "retransmits", "", False)]),
      ("ib_write_bw", [("gbits_average", "bandwidth", "Gbit/s", True)])]
-    + [(test, LATENCY) for test in _benchrun.LATENCY_TESTS])
+    + [(test, LATENCY) for test in _benchopts.LATENCY_TESTS])
 HOW = ("A change is called better or worse only when the 95 %% confidence interval of the difference (after - "
        "before, shown in %% of the baseline) excludes zero; \"no significant change\" when it crosses zero; \"not "
        "tested\" for a figure measured once per run (no spread). Means and iperf3 throughput: %s (iperf3's "
@@ -145,7 +145,8 @@ def _view(table: Dict[str, Any], plots: Optional[Dict[str, str]]) -> Dict[str, A
     changes with their verdicts) and plot file; the errors of the runs."""
     sections = []
     for test in table["tests"]:
-        rows = [{"pair": "%s %s" % (row["pair"], row["series"]) if row["series"] else row["pair"], "metric": "%s (%s)" % (row["metric"], row["unit"]) if row["unit"] else row["metric"],
+        rows = [{"pair": "%s %s" % (row["pair"], row["series"]) if row["series"] else row["pair"],
+                 "metric": "%s (%s)" % (row["metric"], row["unit"]) if row["unit"] else row["metric"],
                  "cells": [_fmt_value(v, s) for v, s in zip(row["values"], row["spread"])],
                  "changes": [{"text": _fmt_change(c, v, i, row["values"][0]), "verdict": v}
                              for c, v, i in zip(row["changes"], row["verdicts"], row["intervals"])]}
@@ -281,7 +282,7 @@ def report(paths: Sequence[str], out_dir: str, plots: bool = True) -> Dict[str, 
     try:
         for test in table["tests"] if plots else []:
             target = os.path.join(out_dir, "bench-%s.png" % test)
-            if test in _benchrun.LATENCY_TESTS:
+            if test in _benchopts.LATENCY_TESTS:
                 made = plot_latency_percentiles(runs, table["runs"], test, target)
             else:
                 made = plot_bandwidth(runs, table["runs"], test, target)

@@ -261,9 +261,8 @@ def mpi_failure(text: str, rc: Any) -> Dict[str, Any]:
     ssh, the ORTE daemon, UCX, the time limit, mpi4py missing; else its exit code and the tail of what it said."""
     killed = mpi_rank_signal(text)
     if killed:
-        return {"error": "MPI rank %d on %s killed by %s (mpirun rc %s)" % (killed["rank"], killed["node"],
-                                                                          killed["signal"], rc),
-                "signal": killed["signal"]}
+        return {"error": "MPI rank %d on %s killed by %s (mpirun rc %s)"
+                         % (killed["rank"], killed["node"], killed["signal"], rc), "signal": killed["signal"]}
     for pattern, message in _MPI_FAILURES:
         m = pattern.search(text or "")
         if m:

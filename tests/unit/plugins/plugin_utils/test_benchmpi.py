@@ -15,6 +15,7 @@ import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchload as bl
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchreport as rep
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchopts as bo
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchrun as br
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchstats as bs
 
@@ -32,7 +33,7 @@ def capture(name):
 GOOD = {"rc": 0, "stdout": capture("mpi-bench.loopback.captured.txt"), "stderr": ""}
 SEGV = {"rc": 139, "stdout": "", "stderr": capture("mpirun.rank-segv.captured.stderr.txt")}
 SSH = {"rc": 255, "stdout": "", "stderr": capture("mpirun.ssh-refused.captured.stderr.txt")}
-MPI = br.options({"tests": ["mpi"]})
+MPI = bo.options({"tests": ["mpi"]})
 
 
 def nodes(n):
@@ -163,7 +164,7 @@ def test_the_parser_never_raises_on_what_a_node_prints(text, rc, stderr):
     ({"mpi_args": "-x 'A=b"}, "rdma_bench_mpi_args: \"-x 'A=b\" is not a list of strings"),
 ])
 def test_mpi_options(given, message):
-    errors = br.validate_options(br.options(given))
+    errors = bo.validate_options(bo.options(given))
     assert errors == ([] if message is None else errors[:1]) and (message is None or errors[0].startswith(message)), errors
 
 
@@ -183,7 +184,7 @@ def test_the_pair_s_first_node_runs_mpirun_over_the_data_addresses(uid_n1, opts,
     given = nodes(2)
     if uid_n1 is not None:
         given["n1"]["uid"] = uid_n1
-    p = br.plan(given, ["n1", "n2"], br.options(dict({"tests": ["mpi"]}, **opts)), "/srv/b")
+    p = br.plan(given, ["n1", "n2"], bo.options(dict({"tests": ["mpi"]}, **opts)), "/srv/b")
     assert p["problems"] == [] and p["packages"] == ["openmpi-bin", "python3-mpi4py", "ucx-utils"]
     assert p["tools"] == ["mpirun"]
     client = p["steps"]["mpi"]["n1"]["clients"][0]
@@ -217,7 +218,8 @@ def test_only_a_rank_killed_by_a_signal_is_run_again_with_the_program_on_both_no
     assert steps["n3"] == steps["n4"] == {"servers": [], "clients": [], "files": []}
 
 
-def mpi_run(first=GOOD, second=None, label="run", run_id="r"):
+def mpi_run(first=None, second=None, label="run", run_id="r"):
+    first = first or GOOD
     p = br.plan(nodes(2), ["n1", "n2"], MPI)
     retried = {"n1": {"mpi": [dict(second, item={"pair": "n1->n2"})]}} if second else None
     return br.build_run(p, {"n1": {"mpi": [first]}}, dict(MPI, label=label), ["n1", "n2"],

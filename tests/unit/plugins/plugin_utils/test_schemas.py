@@ -18,6 +18,7 @@ import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.action import fabric_verify_info
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchload as bl
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchopts as bo
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchrun as br
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings_catalogue as C
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings_report as R
