@@ -23,10 +23,11 @@ import signal
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchstats, _findings_catalogue, _findings_path
-from ansible_collections.hpcnet.rdma.plugins.plugin_utils._benchopts import (BANDWIDTH_TESTS, DEFAULTS, MPI_PROGRAM, PACKAGE,
-                                                                           RDMA_TESTS, TESTS, TOOL)
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils._benchopts import (
+    BANDWIDTH_TESTS, DEFAULTS, MPI_PROGRAM, PACKAGE, RDMA_TESTS, TESTS, TOOL)
 
 SCHEMA = "hpcnet.rdma.bench/1"
+
 
 # ---------------------------------------------------------------------- one node
 def node_facts(node: Dict[str, Any]) -> Dict[str, Any]:
