@@ -225,6 +225,9 @@ def parse_perftest_lat(text: str) -> Dict[str, Any]:
 MPI_SCHEMA = "hpcnet.rdma.mpi-bench/1"
 MPI_OPS = ("pingpong", "allreduce")
 _MPI_RANK_SIGNAL = re.compile(r"process rank (\d+) with PID \d+ on node (\S+) exited on signal (\d+)")
+# UCX's own fatal or error line (on stdout or stderr): "... ud_ep.c:276  Fatal: UD endpoint ...: unhandled timeout
+# error", "... select.c:549  UCX  ERROR   no auxiliary transport to ...: Unsupported operation"
+_MPI_UCX = re.compile(r"\s(\w+\.c:\d+)\s+(?:Fatal:|UCX\s+ERROR)\s+(.+?)\s*$", re.M)
 # mpirun's and ssh's own words for the failures the mpi test names (Open MPI 4.1, OpenSSH; captured in
 # tests/unit/fixtures/mpirun.*.captured.stderr.txt), first match wins
 _MPI_FAILURES = (
@@ -257,12 +260,18 @@ def mpi_rank_signal(text: str) -> Optional[Dict[str, Any]]:
 
 
 def mpi_failure(text: str, rc: Any) -> Dict[str, Any]:
-    """A failed mpirun as one named error: a rank killed by a signal (``signal`` set, so the run retries it once),
-    ssh, the ORTE daemon, UCX, the time limit, mpi4py missing; else its exit code and the tail of what it said."""
+    """A failed mpirun as one named error: a rank killed by a signal (``signal`` set, so the run retries it once;
+    with UCX's own fatal line when it printed one), UCX's error, ssh, the ORTE daemon, pml ucx not selectable, the
+    time limit, mpi4py missing; else its exit code and the tail of what it said."""
     killed = mpi_rank_signal(text)
+    ucx = _MPI_UCX.search(text or "")
+    said = "%s (%s)" % (" ".join(ucx.group(2).split()), ucx.group(1)) if ucx else None
     if killed:
-        return {"error": "MPI rank %d on %s killed by %s (mpirun rc %s)"
-                         % (killed["rank"], killed["node"], killed["signal"], rc), "signal": killed["signal"]}
+        return {"error": "MPI rank %d on %s killed by %s (mpirun rc %s)%s"
+                         % (killed["rank"], killed["node"], killed["signal"], rc, "; UCX said: " + said if said else ""),
+                "signal": killed["signal"]}
+    if said and not re.search(r"cannot be selected|No components were able", text or ""):
+        return {"error": "UCX could not connect the ranks (see UCX_TLS, UCX_NET_DEVICES, ucx_info -d): " + said}
     for pattern, message in _MPI_FAILURES:
         m = pattern.search(text or "")
         if m:

@@ -74,6 +74,12 @@ def test_the_program_s_samples_become_per_op_and_size_statistics():
     ("mpirun.timeout.captured.stderr.txt", 110,
      "mpirun stopped the job at its time limit (rdma_bench_mpi_timeout): The user-provided time limit for job "
      "execution has been reached:", None),
+    ("mpirun.rxe-ud-timeout.captured.stderr.txt", 134,
+     "MPI rank 0 on vm1 killed by SIGABRT (mpirun rc 134); UCX said: UD endpoint 0x1cc08df0 to <no debug data>: "
+     "unhandled timeout error (ud_ep.c:276)", "SIGABRT"),
+    ("mpirun.rxe-no-aux-transport.captured.txt", 1,
+     "UCX could not connect the ranks (see UCX_TLS, UCX_NET_DEVICES, ucx_info -d): no auxiliary transport to "
+     "<no debug data>: Unsupported operation (select.c:549)", None),
     ("mpirun.no-mpi4py.captured.stderr.txt", 1,
      "mpi4py is not installed on a node of the pair (python3-mpi4py): ModuleNotFoundError: No module named 'mpi4py'",
      None),
