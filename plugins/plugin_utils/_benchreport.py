@@ -197,22 +197,42 @@ def _nines(p: float, n: Optional[int]) -> float:
     return -math.log10(max(rest, floor))
 
 
+def series_styles(series: Sequence[Tuple[int, Tuple[str, str]]]) -> List[Dict[str, Any]]:
+    """Per plotted series (run index, (pair, figure)) its style: {} (matplotlib's colour cycle) when every pair has one
+    figure; else the same colour for the same pair and figure in every run (index into tab10, or tab20 above ten)
+    and one line style per run."""
+    if not any(key[1] for _ri, key in series):
+        return [{} for _s in series]
+    keys: List[Tuple[str, str]] = []
+    for _ri, key in series:
+        if key not in keys:
+            keys.append(key)
+    cmap = "tab10" if len(keys) <= 10 else "tab20"
+    return [{"colormap": cmap, "color": keys.index(key) % 20, "linestyle": ("-", "--", ":", "-.")[ri % 4]}
+            for ri, key in series]
+
+
 def plot_latency_percentiles(runs: Sequence[Dict[str, Any]], names: Sequence[str], test: str, path: str) -> Optional[str]:
     """Latency by percentile of every run and pair of a latency test, on a "nines" x axis (p50 ... p99.9 evenly
     spaced, the tail readable) and a log latency axis; p50/p90/p99/p99.9 marked with their values in the legend
-    (no labels on the plot to collide).  None when no run has a CDF."""
+    (no labels on the plot to collide).  A test with several figures per pair (mpi: op and message size) gets one
+    colour per pair and figure and one line style per run, the legend beside the plot.  None when no run has a CDF."""
     series = []
-    for name, run in zip(names, runs):
+    for ri, (name, run) in enumerate(zip(names, runs)):
         for pair, res in sorted(((run.get("results") or {}).get(test) or {}).items()):
             for figure, stats in _benchstats.series_of(res) if isinstance(res, dict) else []:
                 if isinstance(stats, dict) and stats.get("cdf"):
-                    series.append((" ".join(w for w in (name, pair, figure) if w), stats))
+                    series.append((" ".join(w for w in (name, pair, figure) if w), stats, ri, (pair, figure)))
     if not series:
         return None
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(9, 5.5), dpi=100)
+    styles = series_styles([(ri, key) for _l, _s, ri, key in series])
+    many = bool(styles[0])
+    fig, ax = plt.subplots(figsize=(13, 6) if many else (9, 5.5), dpi=100)
     top = 0.0
-    for label, res in series:
+    for (label, res, _ri, _key), style in zip(series, styles):
+        if style:
+            style = dict(style, color=plt.get_cmap(style.pop("colormap"))(style.pop("color")))
         n = res.get("count")
         points = sorted((float(p), float(v)) for p, v in res["cdf"] if float(p) >= 1.0)
         xs = [_nines(p, n) for p, _v in points]
@@ -220,7 +240,7 @@ def plot_latency_percentiles(runs: Sequence[Dict[str, Any]], names: Sequence[str
         marks = sorted(((float(k[1:]), v) for k, v in (res.get("percentiles") or {}).items()), key=lambda kv: kv[0])
         legend = "%s (n=%s): %s" % (label, n if isinstance(n, int) else "?",
                                     ", ".join("p%g %s" % (p, _fmt(v)) for p, v in marks))
-        line, = ax.plot(xs, [v for _p, v in points], label=legend, drawstyle="steps-post", linewidth=1.6)
+        line, = ax.plot(xs, [v for _p, v in points], label=legend, drawstyle="steps-post", linewidth=1.6, **style)
         ax.plot([_nines(p, n) for p, _v in marks], [v for _p, v in marks], linestyle="none", marker="o",
                 markersize=5, color=line.get_color())
     ticks = [p for p in (0.0, 50.0, 90.0, 99.0, 99.9, 99.99, 99.999) if _nines(p, None if p < 99.99 else 10 ** 6) <= top + 1e-9]
@@ -232,7 +252,10 @@ def plot_latency_percentiles(runs: Sequence[Dict[str, Any]], names: Sequence[str
     ax.set_ylabel("latency (us, log scale)")
     ax.set_title(TITLES.get(test, test))
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7.5, loc="upper left")
+    if many:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    else:
+        ax.legend(fontsize=7.5, loc="upper left")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

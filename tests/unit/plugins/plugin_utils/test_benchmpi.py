@@ -285,3 +285,15 @@ def test_the_report_has_a_row_per_pair_op_size_and_figure_and_a_plot_series_each
     pytest.importorskip("matplotlib")
     out = rep.report(paths, str(tmp_path / "report"))
     assert os.path.basename(out["plots"]["mpi"]) == "bench-mpi.png" and os.path.getsize(out["plots"]["mpi"]) > 0
+
+
+@pytest.mark.parametrize("series, styles", [
+    ([(0, ("a->b", "")), (1, ("a->b", ""))], [{}, {}]),             # one figure per pair: matplotlib's own cycle
+    ([(0, ("a->b", "pingpong 8 B")), (0, ("a->b", "allreduce 8 B")), (1, ("a->b", "pingpong 8 B"))],
+     [{"colormap": "tab10", "color": 0, "linestyle": "-"}, {"colormap": "tab10", "color": 1, "linestyle": "-"},
+      {"colormap": "tab10", "color": 0, "linestyle": "--"}]),
+    ([(0, ("p", "f%d" % i)) for i in range(11)][-1:] + [(0, ("p", "f%d" % i)) for i in range(10)],
+     [{"colormap": "tab20", "color": i, "linestyle": "-"} for i in range(11)]),
+])
+def test_a_figure_keeps_its_colour_across_runs_and_a_run_its_line_style(series, styles):
+    assert rep.series_styles(series) == styles
