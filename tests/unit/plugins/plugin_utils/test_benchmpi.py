@@ -297,3 +297,24 @@ def test_the_report_has_a_row_per_pair_op_size_and_figure_and_a_plot_series_each
 ])
 def test_a_figure_keeps_its_colour_across_runs_and_a_run_its_line_style(series, styles):
     assert rep.series_styles(series) == styles
+
+
+def test_real_stored_runs_of_the_vm_pair_load_and_compare():
+    """The lab VM pair's untuned and tuned mpi runs (bench_rdma.yml, 2026-12-07) read back and compare."""
+    runs = [bl.load_run(os.path.join(FIXTURES, "bench-run.vm-mpi-%s.captured.json" % n)) for n in ("untuned", "tuned")]
+    assert [r["label"] for r in runs] == ["untuned", "mpi"] and all(r["errors"] == [] for r in runs)
+    res = runs[1]["results"]["mpi"]["vm1->vm2"]
+    assert res["attempts"] == 1 and "UCX_NET_DEVICES=data0" in res["argv"]
+    first_two = [(s["op"], s["bytes"], len(s["samples"])) for s in res["series"]][:2]
+    assert first_two == [("pingpong", 8, 200), ("allreduce", 8, 200)]
+    rows = dict(((r["series"], r["metric"]), r) for r in rep.compare(runs)["rows"])
+    assert rows[("pingpong 8 B", "p50")]["values"] == [653.61, 481.86]
+    assert rows[("pingpong 8 B", "p50")]["verdicts"] == ["better"]
+
+
+def test_a_real_run_whose_ranks_aborted_twice_is_stored_as_one_named_error_after_two_attempts():
+    run = bl.load_run(os.path.join(FIXTURES, "bench-run.vm-mpi-rxe-abort.captured.json"))
+    res = run["results"]["mpi"]["vm1->vm2"]
+    assert (res["attempts"], res["signal"]) == (2, "SIGABRT") and res["first_attempt"] == res["error"]
+    assert run["errors"] == ["mpi vm1->vm2: MPI rank 1 on 10.77.0.2 killed by SIGABRT (mpirun rc 134)"]
+    assert br.summary_rows(run) == [("mpi", "vm1->vm2", "ERROR MPI rank 1 on 10.77.0.2 killed by SIGABRT (mpirun rc 134)")]
