@@ -75,5 +75,5 @@ def test_make_bench_runs_every_test_with_mpi_before_and_after(gain):
     extra = gain.bench_vars("untuned", 10)
     assert extra["rdma_bench_tests"] == ["iperf3", "sockperf", "ib_write_bw", "ib_send_lat", "mpi"]
     assert (extra["rdma_bench_mpi_iterations"], extra["rdma_bench_mpi_timeout"]) == (200, 600)
-    assert extra["rdma_bench_mpi_args"][-4:] == ["-x", "UCX_TLS=tcp,self,sm", "-x", "UCX_NET_DEVICES=data0"]
+    assert extra["rdma_bench_mpi_args"] == ["-x", "UCX_NET_DEVICES=rxe0:1", "-x", "UCX_IB_GID_INDEX=0"]
     assert extra["rdma_bench_results_dir"] == str(gain.OUT) and extra["rdma_bench_install"] is False
