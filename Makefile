@@ -17,7 +17,7 @@
 #   make molecule  molecule test -s S for each S in SCENARIOS (default: default profiles rdma_core health topology)
 #   make vm-image  lab VM disk image lab/cache/vm-<recipe-hash>/ (debootstrap + host kernel modules)
 #   make molecule-vm  molecule test -s vm: two QEMU VMs, real kernel, reboots (fails without QEMU)
-#   make bench     untuned vs the mpi profile on two lab VMs: iperf3, sockperf, ib_write_bw, ib_send_lat
+#   make bench     untuned vs the mpi profile on two lab VMs: iperf3, sockperf, ib_write_bw, ib_send_lat, mpi
 #                  (benchmarks/tuning_gain.py; report in build/bench/tuning-gain/report)
 #   make vm-demo   two lab VMs + tune-rdma.yml (playbooks/tune_rdma.yml) against them; `make vm-down` stops them
 #   make test      unit, reliability, sanity, lint, docs, molecule + summary; fails if a tier fails or runs nothing

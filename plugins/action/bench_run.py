@@ -14,7 +14,7 @@ from typing import Any, Dict
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.hpcnet.rdma.plugins.modules.bench_run import ARGUMENT_SPEC
-from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchrun, _findings_report
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchopts, _benchrun, _findings_report
 
 
 def now() -> str:
@@ -42,8 +42,8 @@ class ActionModule(ActionBase):
         del tmp
         validation, args = self.validate_argument_spec(ARGUMENT_SPEC)
         del validation
-        opts = _benchrun.options(args["options"])
-        errors = _benchrun.validate_options(opts)
+        opts = _benchopts.options(args["options"])
+        errors = _benchopts.validate_options(opts)
         if args["started_at"] is not None:
             problem = _benchrun.timestamp_problem("started_at", args["started_at"])
             if problem:
@@ -61,7 +61,7 @@ class ActionModule(ActionBase):
             result.update(msg="benchmark options are valid", options=opts)
             return result
         if args["stage"] == "plan":
-            plan = _benchrun.plan(args["nodes"], hosts, opts)
+            plan = _benchrun.plan(args["nodes"], hosts, opts, args["node_dir"])
             plan["problems"] += _benchrun.reach_problems(args["pings"], plan["pairs"])
             result["plan"] = plan
             if plan["problems"]:

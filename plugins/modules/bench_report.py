@@ -22,6 +22,8 @@ description:
     change" when it crosses zero, and "not tested" for a figure measured once per run. With O(plots), one PNG per
     test - C(bench-TEST.png), latency by percentile on a "nines" axis (p50, p90, p99, p99.9 evenly spaced, the
     tail readable), or bandwidth bars per pair, one bar per run.
+  - The C(mpi) test measures several figures per pair - ping-pong and Allreduce at each message size - so its rows
+    and plot series are per pair, operation and size (C(vm1->vm2 pingpong 8 B)), each compared like a latency test.
   - A file that is not a stored run fails the task naming the file and what it lacks. With C(jsonschema) on the
     controller (requirements.txt), a run is also validated against the collection's C(schemas/bench-run.schema.json);
     without it only the fields the report reads are checked.
@@ -71,11 +73,12 @@ RETURN = r"""
 table:
   description: Run names, ids, profiles and one row per test, pair and metric with the values, their sample counts
     and spread, the changes, their 95% intervals (null without one) and verdicts (better, worse, no significant
-    change, not tested; null where a value is missing).
+    change, not tested; null where a value is missing). C(series) names the C(mpi) test's operation and message
+    size of the row (C(pingpong 8 B)); it is empty for the other tests.
   returned: always
   type: dict
   sample: {"runs": ["untuned", "mpi"], "tests": ["iperf3"], "rows": [{"test": "iperf3", "pair": "vm1->vm2",
-           "metric": "throughput", "unit": "Gbit/s", "values": [9.1, 14.2], "spread": [["n=10 s", "sd 0.4"],
+           "series": "", "metric": "throughput", "unit": "Gbit/s", "values": [9.1, 14.2], "spread": [["n=10 s", "sd 0.4"],
            ["n=10 s", "sd 0.5"]], "changes": [56.04], "intervals": [{"difference": 5.1, "low": 4.67, "high": 5.53,
            "method": "welch-t", "df": 17.1}], "verdicts": ["better"], "better": [true]}]}
 files:

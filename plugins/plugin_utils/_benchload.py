@@ -56,6 +56,17 @@ def _result_problem(res: Any, where: str) -> Optional[str]:
         for i, point in enumerate(cdf):
             if not isinstance(point, list) or len(point) != 2 or not all(_is_number(x) for x in point):
                 return "%s.cdf[%d]: %r is not [percentile, value]" % (where, i, point)
+    series = res.get("series")
+    if series is not None:
+        if not isinstance(series, list):
+            return "%s.series is %s, not a list" % (where, type(series).__name__)
+        for i, entry in enumerate(series):
+            if not isinstance(entry, dict) or not isinstance(entry.get("op"), str) \
+                    or not isinstance(entry.get("bytes"), int) or isinstance(entry.get("bytes"), bool):
+                return "%s.series[%d] is not an object with op (string) and bytes (integer)" % (where, i)
+            problem = _result_problem(entry, "%s.series[%d]" % (where, i))
+            if problem:
+                return problem
     return None
 
 

@@ -24,19 +24,15 @@ import os
 import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchload, _benchrun, _benchsig, _benchstats, _findings_report, _render
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchload, _benchopts, _benchrun, _benchsig, _benchstats, _findings_report, _render
 
 # test -> the metrics compared: (key in the result, column title, unit, higher is better)
-METRICS: Dict[str, List[Tuple[str, str, str, bool]]] = {
-    "iperf3": [("gbits_received", "throughput", "Gbit/s", True), ("retransmits", "retransmits", "", False)],
-    "ib_write_bw": [("gbits_average", "bandwidth", "Gbit/s", True)],
-    "sockperf": [("mean", "mean", "us", False)] + [(_benchstats.pkey(p), _benchstats.pkey(p), "us", False)
-                                                   for p in _benchstats.PERCENTILES],
-    "ib_send_lat": [("mean", "mean", "us", False)] + [(_benchstats.pkey(p), _benchstats.pkey(p), "us", False)
-                                                      for p in _benchstats.PERCENTILES],
-    "ib_write_lat": [("mean", "mean", "us", False)] + [(_benchstats.pkey(p), _benchstats.pkey(p), "us", False)
-                                                       for p in _benchstats.PERCENTILES],
-}
+LATENCY: List[Tuple[str, str, str, bool]] = [("mean", "mean", "us", False)] + [
+    (_benchstats.pkey(p), _benchstats.pkey(p), "us", False) for p in _benchstats.PERCENTILES]
+METRICS: Dict[str, List[Tuple[str, str, str, bool]]] = dict(
+    [("iperf3", [("gbits_received", "throughput", "Gbit/s", True), ("retransmits", "retransmits", "", False)]),
+     ("ib_write_bw", [("gbits_average", "bandwidth", "Gbit/s", True)])]
+    + [(test, LATENCY) for test in _benchopts.LATENCY_TESTS])
 HOW = ("A change is called better or worse only when the 95 %% confidence interval of the difference (after - "
        "before, shown in %% of the baseline) excludes zero; \"no significant change\" when it crosses zero; \"not "
        "tested\" for a figure measured once per run (no spread). Means and iperf3 throughput: %s (iperf3's "
@@ -45,7 +41,8 @@ HOW = ("A change is called better or worse only when the 95 %% confidence interv
     _benchsig.METHODS["welch-t"], _benchsig.METHODS["order-statistics"])
 TITLES = {"iperf3": "TCP throughput (iperf3)", "ib_write_bw": "RDMA write bandwidth (ib_write_bw)",
           "sockperf": "TCP latency (sockperf ping-pong, half round trip)", "ib_send_lat": "RDMA send latency (ib_send_lat)",
-          "ib_write_lat": "RDMA write latency (ib_write_lat)"}
+          "ib_write_lat": "RDMA write latency (ib_write_lat)",
+          "mpi": "MPI latency (mpirun over UCX: ping-pong one-way, Allreduce; per message size)"}
 NAMES = {"markdown": "bench-report.md", "html": "bench-report.html"}
 
 
@@ -55,13 +52,30 @@ def run_names(runs: Sequence[Dict[str, Any]]) -> List[str]:
     return [lab if labels.count(lab) == 1 else "%s (%s)" % (lab, r["run_id"]) for lab, r in zip(labels, runs)]
 
 
-def _result(run: Dict[str, Any], test: str, pair: str) -> Dict[str, Any]:
+def _result(run: Dict[str, Any], test: str, pair: str, series: str = "") -> Dict[str, Any]:
+    """A pair's result, or with ``series`` (the mpi test's "pingpong 8 B") that figure's statistics; an error of
+    the pair is the error of each of its figures."""
     res = ((run.get("results") or {}).get(test) or {}).get(pair) or {}
-    return res if isinstance(res, dict) else {}
+    if not isinstance(res, dict) or "error" in res or not series:
+        return res if isinstance(res, dict) else {}
+    return dict(_benchstats.series_of(res)).get(series) or {}
 
 
-def _value(run: Dict[str, Any], test: str, pair: str, key: str) -> Optional[float]:
-    res = _result(run, test, pair)
+def subjects(runs: Sequence[Dict[str, Any]], test: str) -> List[Tuple[str, str]]:
+    """(pair, series) of a test over all runs, in first-seen order: series "" for one figure per pair, else one per
+    mpi op and message size."""
+    out: List[Tuple[str, str]] = []
+    for run in runs:
+        for pair, res in ((run.get("results") or {}).get(test) or {}).items():
+            for name, _figure in _benchstats.series_of(res):
+                if (pair, name) not in out:
+                    out.append((pair, name))
+    # a pair that failed in one run and has figures in another shows its figures (their cells say "-")
+    return [(p, n) for p, n in out if n or not any(q == p and m for q, m in out)]
+
+
+def _value(run: Dict[str, Any], test: str, pair: str, key: str, series: str = "") -> Optional[float]:
+    res = _result(run, test, pair, series)
     if "error" in res:
         return None
     if key.startswith("p") and key[1:2].isdigit():
@@ -81,21 +95,16 @@ def compare(runs: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
                 tests.append(t)
     rows = []
     for test in tests:
-        pairs: List[str] = []
-        for run in runs:
-            for p in (run["results"].get(test) or {}):
-                if p not in pairs:
-                    pairs.append(p)
-        for pair in pairs:
-            results = [_result(r, test, pair) for r in runs]
+        for pair, series in subjects(runs, test):
+            results = [_result(r, test, pair, series) for r in runs]
             for key, title, unit, higher in METRICS[test]:
-                values = [_value(r, test, pair, key) for r in runs]
+                values = [_value(r, test, pair, key, series) for r in runs]
                 if key == "mean" and all(v is None for v in values):
                     continue
                 changes = [_benchstats.percent_change(values[0], v) for v in values[1:]]
                 sig = [_benchsig.compare_figure(results[0], res, key, higher) if c is not None
                        else {"interval": None, "verdict": None} for res, c in zip(results[1:], changes)]
-                rows.append({"test": test, "pair": pair, "metric": title, "unit": unit, "values": values,
+                rows.append({"test": test, "pair": pair, "series": series, "metric": title, "unit": unit, "values": values,
                              "spread": [_benchsig.spread_text(res, key) if v is not None else []
                                         for res, v in zip(results, values)],
                              "changes": changes, "intervals": [x["interval"] for x in sig],
@@ -136,7 +145,8 @@ def _view(table: Dict[str, Any], plots: Optional[Dict[str, str]]) -> Dict[str, A
     changes with their verdicts) and plot file; the errors of the runs."""
     sections = []
     for test in table["tests"]:
-        rows = [{"pair": row["pair"], "metric": "%s (%s)" % (row["metric"], row["unit"]) if row["unit"] else row["metric"],
+        rows = [{"pair": "%s %s" % (row["pair"], row["series"]) if row["series"] else row["pair"],
+                 "metric": "%s (%s)" % (row["metric"], row["unit"]) if row["unit"] else row["metric"],
                  "cells": [_fmt_value(v, s) for v, s in zip(row["values"], row["spread"])],
                  "changes": [{"text": _fmt_change(c, v, i, row["values"][0]), "verdict": v}
                              for c, v, i in zip(row["changes"], row["verdicts"], row["intervals"])]}
@@ -187,21 +197,42 @@ def _nines(p: float, n: Optional[int]) -> float:
     return -math.log10(max(rest, floor))
 
 
+def series_styles(series: Sequence[Tuple[int, Tuple[str, str]]]) -> List[Dict[str, Any]]:
+    """Per plotted series (run index, (pair, figure)) its style: {} (matplotlib's colour cycle) when every pair has one
+    figure; else the same colour for the same pair and figure in every run (index into tab10, or tab20 above ten)
+    and one line style per run."""
+    if not any(key[1] for _ri, key in series):
+        return [{} for _s in series]
+    keys: List[Tuple[str, str]] = []
+    for _ri, key in series:
+        if key not in keys:
+            keys.append(key)
+    cmap = "tab10" if len(keys) <= 10 else "tab20"
+    return [{"colormap": cmap, "color": keys.index(key) % 20, "linestyle": ("-", "--", ":", "-.")[ri % 4]}
+            for ri, key in series]
+
+
 def plot_latency_percentiles(runs: Sequence[Dict[str, Any]], names: Sequence[str], test: str, path: str) -> Optional[str]:
     """Latency by percentile of every run and pair of a latency test, on a "nines" x axis (p50 ... p99.9 evenly
     spaced, the tail readable) and a log latency axis; p50/p90/p99/p99.9 marked with their values in the legend
-    (no labels on the plot to collide).  None when no run has a CDF."""
+    (no labels on the plot to collide).  A test with several figures per pair (mpi: op and message size) gets one
+    colour per pair and figure and one line style per run, the legend beside the plot.  None when no run has a CDF."""
     series = []
-    for name, run in zip(names, runs):
+    for ri, (name, run) in enumerate(zip(names, runs)):
         for pair, res in sorted(((run.get("results") or {}).get(test) or {}).items()):
-            if isinstance(res, dict) and res.get("cdf"):
-                series.append(("%s %s" % (name, pair), res))
+            for figure, stats in _benchstats.series_of(res) if isinstance(res, dict) else []:
+                if isinstance(stats, dict) and stats.get("cdf"):
+                    series.append((" ".join(w for w in (name, pair, figure) if w), stats, ri, (pair, figure)))
     if not series:
         return None
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(9, 5.5), dpi=100)
+    styles = series_styles([(ri, key) for _l, _s, ri, key in series])
+    many = bool(styles[0])
+    fig, ax = plt.subplots(figsize=(13, 6) if many else (9, 5.5), dpi=100)
     top = 0.0
-    for label, res in series:
+    for (label, res, _ri, _key), style in zip(series, styles):
+        if style:
+            style = dict(style, color=plt.get_cmap(style.pop("colormap"))(style.pop("color")))
         n = res.get("count")
         points = sorted((float(p), float(v)) for p, v in res["cdf"] if float(p) >= 1.0)
         xs = [_nines(p, n) for p, _v in points]
@@ -209,7 +240,7 @@ def plot_latency_percentiles(runs: Sequence[Dict[str, Any]], names: Sequence[str
         marks = sorted(((float(k[1:]), v) for k, v in (res.get("percentiles") or {}).items()), key=lambda kv: kv[0])
         legend = "%s (n=%s): %s" % (label, n if isinstance(n, int) else "?",
                                     ", ".join("p%g %s" % (p, _fmt(v)) for p, v in marks))
-        line, = ax.plot(xs, [v for _p, v in points], label=legend, drawstyle="steps-post", linewidth=1.6)
+        line, = ax.plot(xs, [v for _p, v in points], label=legend, drawstyle="steps-post", linewidth=1.6, **style)
         ax.plot([_nines(p, n) for p, _v in marks], [v for _p, v in marks], linestyle="none", marker="o",
                 markersize=5, color=line.get_color())
     ticks = [p for p in (0.0, 50.0, 90.0, 99.0, 99.9, 99.99, 99.999) if _nines(p, None if p < 99.99 else 10 ** 6) <= top + 1e-9]
@@ -221,7 +252,10 @@ def plot_latency_percentiles(runs: Sequence[Dict[str, Any]], names: Sequence[str
     ax.set_ylabel("latency (us, log scale)")
     ax.set_title(TITLES.get(test, test))
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7.5, loc="upper left")
+    if many:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    else:
+        ax.legend(fontsize=7.5, loc="upper left")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -271,7 +305,7 @@ def report(paths: Sequence[str], out_dir: str, plots: bool = True) -> Dict[str, 
     try:
         for test in table["tests"] if plots else []:
             target = os.path.join(out_dir, "bench-%s.png" % test)
-            if test in _benchrun.LATENCY_TESTS:
+            if test in _benchopts.LATENCY_TESTS:
                 made = plot_latency_percentiles(runs, table["runs"], test, target)
             else:
                 made = plot_bandwidth(runs, table["runs"], test, target)

@@ -2,7 +2,7 @@
 # Copyright (c) 2026 hpcnet.rdma contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Benchmark runs: the options, the plan (pairs, servers, clients, argv), the stored run (pure, no Ansible).
+"""Benchmark runs: the plan (pairs, servers, clients, argv), the stored run (pure, no Ansible).
 
 The role ``hpcnet.rdma.rdma_bench`` reads every node with ``hpcnet.rdma.verify_info`` (data interface,
 address, RDMA device, kernel, driver, firmware, MTU) and ``hpcnet.rdma.tuning_state action=status``
@@ -10,7 +10,8 @@ address, RDMA device, kernel, driver, firmware, MTU) and ``hpcnet.rdma.tuning_st
 pairs of hosts (``_findings_path.pairs_of``: a ring or disjoint pairs, the same pairing the verify path-MTU
 probes use), for each test and pair a server on the server's data address and a client on the client,
 with a TCP/rdma_cm port of its own.  After the clients ran, :func:`build_run` parses their output
-(``_benchstats``) into one stored run: JSON, ``SCHEMA``, read back by ``_benchload.load_run``.
+(``_benchstats``) into one stored run: JSON, ``SCHEMA``, read back by ``_benchload.load_run``.  The options and the
+tests' tables are ``_benchopts``.
 """
 from __future__ import annotations
 
@@ -22,75 +23,10 @@ import signal
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchstats, _findings_catalogue, _findings_path
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils._benchopts import (
+    BANDWIDTH_TESTS, DEFAULTS, MPI_PROGRAM, PACKAGE, RDMA_TESTS, TESTS, TOOL)
 
 SCHEMA = "hpcnet.rdma.bench/1"
-TESTS = ("iperf3", "sockperf", "ib_write_bw", "ib_send_lat", "ib_write_lat")
-RDMA_TESTS = ("ib_write_bw", "ib_send_lat", "ib_write_lat")
-LATENCY_TESTS = ("sockperf", "ib_send_lat", "ib_write_lat")
-BANDWIDTH_TESTS = ("iperf3", "ib_write_bw")
-# The tool binary of each test and the package that ships it (Debian and the RHEL family share the names).
-TOOL = {"iperf3": "iperf3", "sockperf": "sockperf", "ib_write_bw": "ib_write_bw", "ib_send_lat": "ib_send_lat",
-        "ib_write_lat": "ib_write_lat"}
-PACKAGE = {"iperf3": "iperf3", "sockperf": "sockperf", "ib_write_bw": "perftest", "ib_send_lat": "perftest",
-           "ib_write_lat": "perftest"}
-PAIRINGS = ("ring", "pairs")
-_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-
-DEFAULTS: Dict[str, Any] = {"tests": ["iperf3", "sockperf", "ib_write_bw", "ib_send_lat"], "pairing": "pairs",
-                            "duration": 5, "streams": 4, "port_base": 18500, "sockperf_mps": 10000,
-                            "sockperf_msg_size": 64, "lat_iterations": 10000, "lat_size": 2,
-                            "bw_size": 65536, "rdma_cm": True, "gid_index": None, "label": "run"}
-
-
-def validate_options(opts: Dict[str, Any]) -> List[str]:
-    """Every problem with the options as ``rdma_bench_<name>: <value> ...`` (empty when all are good)."""
-    errors = []
-    tests = opts.get("tests") or []
-    bad = [t for t in tests if t not in TESTS]
-    if bad or not tests:
-        errors.append("rdma_bench_tests: %r - give one or more of %s" % (tests, ", ".join(TESTS)))
-    if len(set(tests)) != len(tests):
-        errors.append("rdma_bench_tests: %r names a test twice" % (tests,))
-    if opts.get("pairing") not in PAIRINGS:
-        errors.append("rdma_bench_pairing: %r is not one of %s" % (opts.get("pairing"), ", ".join(PAIRINGS)))
-    ranges = {"duration": (1, 3600), "streams": (1, 128), "port_base": (1024, 65000), "sockperf_mps": (100, 1000000),
-              "sockperf_msg_size": (14, 65000), "lat_iterations": (100, 10000000), "lat_size": (1, 8388608),
-              "bw_size": (1, 8388608)}
-    for name, (lo, hi) in ranges.items():
-        value = opts.get(name)
-        if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
-            errors.append("rdma_bench_%s: %r is not an integer in %d..%d" % (name, value, lo, hi))
-    if not isinstance(opts.get("rdma_cm"), bool):
-        errors.append("rdma_bench_rdma_cm: %r is not a boolean" % (opts.get("rdma_cm"),))
-    gid = opts.get("gid_index")
-    if gid is not None and (not isinstance(gid, int) or isinstance(gid, bool) or not 0 <= gid <= 255):
-        errors.append("rdma_bench_gid_index: %r is not null or an integer in 0..255" % (gid,))
-    if not isinstance(opts.get("label"), str) or not _LABEL.match(opts.get("label") or ""):
-        errors.append("rdma_bench_label: %r - letters, digits, '_', '.', '-' (1-64, no leading punctuation)"
-                      % (opts.get("label"),))
-    return errors
-
-
-_INTS = ("duration", "streams", "port_base", "sockperf_mps", "sockperf_msg_size", "lat_iterations", "lat_size",
-         "bw_size", "gid_index")
-_TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
-
-
-def options(given: Dict[str, Any]) -> Dict[str, Any]:
-    """The defaults updated with ``given``; what ``-e name=value`` gives as text is read as Ansible's int, bool
-    and comma-separated list types read it (a value that does not read stays as it is and validation names it)."""
-    out = dict(DEFAULTS)
-    out.update(dict((k, v) for k, v in given.items() if k in DEFAULTS))
-    for k in _INTS:
-        if isinstance(out[k], str) and re.match(r"^\s*-?\d+\s*$", out[k]):
-            out[k] = int(out[k])
-    if isinstance(out["rdma_cm"], str) and out["rdma_cm"].strip().lower() in _TRUE + _FALSE:
-        out["rdma_cm"] = out["rdma_cm"].strip().lower() in _TRUE
-    if isinstance(out["tests"], str):
-        out["tests"] = [t.strip() for t in out["tests"].split(",") if t.strip()]
-    if out["gid_index"] == "":
-        out["gid_index"] = None
-    return out
 
 
 # ---------------------------------------------------------------------- one node
@@ -159,11 +95,35 @@ def _argv(test: str, side: str, opts: Dict[str, Any], port: int, pair: Dict[str,
     return argv
 
 
+def _mpi_argv(opts: Dict[str, Any], pair: Dict[str, Any], program: str, node_dir: str, as_root: bool) -> List[str]:
+    """The pair's first node starts both ranks, one per data address (the remote one over ssh): UCX carries the
+    traffic (``--mca pml ucx``, so /etc/ucx/ucx.conf and openmpi-mca-params.conf apply); mpirun's own control
+    channel is held to the two data addresses (nodes often share a management address range, or a NAT address);
+    ``--timeout`` bounds the job; ``rdma_bench_mpi_args`` go before the program."""
+    ends = (pair["client_address"], pair["address"])
+    argv = ["mpirun", "-np", "2", "--host", "%s:1,%s:1" % ends]
+    if as_root:
+        argv.append("--allow-run-as-root")
+    argv += ["--mca", "pml", "ucx", "--mca", "oob_tcp_if_include", "%s/32,%s/32" % ends,
+             "--timeout", str(opts["mpi_timeout"]), "-wdir", node_dir] + list(opts["mpi_args"])
+    return argv + ["python3", "-I", program, "--sizes", ",".join(str(v) for v in opts["mpi_sizes"]),
+                   "--iterations", str(opts["mpi_iterations"]), "--warmup", str(max(1, opts["mpi_iterations"] // 10))]
+
+
+def runs_as_root(node: Dict[str, Any]) -> bool:
+    """The registered ``id -u`` of the user the benchmark runs as on a node says 0."""
+    uid = node.get("uid") if isinstance(node, dict) else None
+    return isinstance(uid, dict) and uid.get("rc") == 0 and (uid.get("stdout") or "").strip() == "0"
+
+
 def plan(nodes: Dict[str, Dict[str, Any]], hosts: List[str], opts: Dict[str, Any],
          node_dir: str = "/run/hpcnet-rdma-bench") -> Dict[str, Any]:
-    """Pairs, then per test the servers and clients of each host, and every problem found before a server starts.
+    """Pairs, then per test the servers, clients and node files of each host, and every problem found before a
+    server starts.
 
-    ``nodes[h]`` holds ``info`` (verify_info), ``state`` (tuning_state status) and ``which`` (``which TOOL...``).
+    ``nodes[h]`` holds ``info`` (verify_info), ``state`` (tuning_state status), ``which`` (``which TOOL...``) and,
+    for the mpi test, ``uid`` (``id -u``: mpirun needs ``--allow-run-as-root`` as root).  ``files`` are the role's
+    files a host needs in ``node_dir`` for the test (the mpi program, on both nodes of a pair).
     A problem names the node and what is missing (its facts, a data address, an RDMA device, a tool); any
     problem fails the plan, so nothing is started.
     """
@@ -173,7 +133,7 @@ def plan(nodes: Dict[str, Dict[str, Any]], hosts: List[str], opts: Dict[str, Any
     for h in hosts:
         missing = tools_missing((nodes.get(h) or {}).get("which"), tools)
         if missing:
-            packages = sorted(set(PACKAGE[t] for t in opts["tests"] if TOOL[t] in missing))
+            packages = sorted(set(p for t in opts["tests"] if TOOL[t] in missing for p in PACKAGE[t]))
             problems.append("%s: %s not installed (packages %s; or let the role install them: rdma_bench_install: true)"
                             % (h, ", ".join(missing), ", ".join(packages)))
     usable = [h for h in hosts if not facts[h]["problems"]]
@@ -194,10 +154,20 @@ def plan(nodes: Dict[str, Dict[str, Any]], hosts: List[str], opts: Dict[str, Any
                                 % (h, facts[h]["interface"], ", ".join(t for t in opts["tests"] if t in RDMA_TESTS)))
     steps: Dict[str, Dict[str, Dict[str, List[Dict[str, Any]]]]] = {}
     for ti, test in enumerate(opts["tests"]):
-        per_host = dict((h, {"servers": [], "clients": []}) for h in hosts)
+        per_host = dict((h, {"servers": [], "clients": [], "files": []}) for h in hosts)
         for pi, pair in enumerate(pairs):
             port = opts["port_base"] + pi * len(TESTS) + TESTS.index(test)
             log = "%s/%s.%d.full-log.csv" % (node_dir, test, pi)
+            if test == "mpi":
+                program = "%s/%s" % (node_dir, MPI_PROGRAM)
+                for h in (pair["client"], pair["server"]):
+                    if program not in per_host[h]["files"]:
+                        per_host[h]["files"].append(program)
+                per_host[pair["client"]]["clients"].append(
+                    {"pair": pair["id"], "test": test, "port": None, "log": None, "peer": pair["server"],
+                     "address": pair["address"],
+                     "argv": _mpi_argv(opts, pair, program, node_dir, runs_as_root(nodes.get(pair["client"]) or {}))})
+                continue
             # exactly hpcnet.rdma.bench_server's servers[] (name, argv, listen)
             per_host[pair["server"]]["servers"].append(
                 {"name": "%s.%d" % (test, port), "argv": _argv(test, "server", opts, port, pair, log),
@@ -207,7 +177,7 @@ def plan(nodes: Dict[str, Dict[str, Any]], hosts: List[str], opts: Dict[str, Any
                  "log": log if test == "sockperf" else None, "peer": pair["server"], "address": pair["address"]})
         steps[test] = per_host
     return {"pairs": pairs, "left_out": left_out, "nodes": facts, "steps": steps, "problems": problems,
-            "tools": tools, "packages": sorted(set(PACKAGE[t] for t in opts["tests"]))}
+            "tools": tools, "packages": sorted(set(p for t in opts["tests"] for p in PACKAGE[t]))}
 
 
 def reach_problems(pings: Dict[str, Any], pairs: List[Dict[str, Any]]) -> List[str]:
@@ -254,8 +224,12 @@ def killed_by(res: Any) -> Optional[str]:
 
 
 def retry_reason(test: str, res: Any) -> Optional[str]:
-    """Why a first-pass client runs again: the signal that killed it, or ``clock`` for an ib_write_bw that completed
-    but could not measure its CPU clock (0 Gbit/s, :func:`_benchstats.parse_perftest_bw`); else None."""
+    """Why a first-pass client runs again: the signal that killed it (for mpi: the signal mpirun says killed a rank),
+    or ``clock`` for an ib_write_bw that completed but could not measure its CPU clock (0 Gbit/s,
+    :func:`_benchstats.parse_perftest_bw`); else None."""
+    if test == "mpi" and not killed_by(res) and isinstance(res, dict) and res.get("rc") not in (0, None):
+        rank = _benchstats.mpi_rank_signal((res.get("stdout") or "") + "\n" + (res.get("stderr") or ""))
+        return rank["signal"] if rank else None
     if killed_by(res) or test != "ib_write_bw" or not isinstance(res, dict) or res.get("rc") != 0:
         return killed_by(res)
     said = _benchstats.parse_perftest_bw((res.get("stdout") or "") + "\n" + (res.get("stderr") or ""))
@@ -282,6 +256,10 @@ def parse_client(test: str, res: Dict[str, Any], full_log: Optional[str]) -> Dic
     elif test == "sockperf":
         out = _benchstats.sockperf_result(stdout + "\n" + stderr, full_log) if res.get("rc") == 0 \
             else {"error": "sockperf rc %s: %s" % (res.get("rc"), _benchstats._tail(stdout + " " + stderr))}
+    elif test == "mpi":
+        out = _benchstats.mpi_result(stdout, stderr, res.get("rc"))
+        if "error" in out:
+            return out
     elif test == "ib_write_bw":
         out = _benchstats.parse_perftest_bw(stdout + "\n" + stderr)
     else:
@@ -314,18 +292,20 @@ def retry_plan(the_plan: Dict[str, Any], results: Dict[str, Dict[str, List[Dict[
     pairs: Dict[str, List[str]] = {}
     for test in tests:
         per_host = the_plan["steps"].get(test) or {}
-        ports = []
+        again, ends = [], set()      # the clients to run again; the hosts of their pairs
         for h, step in per_host.items():
             got = (results.get(h) or {}).get(test) or []
             for i, client in enumerate(step["clients"]):
                 if i < len(got) and retry_reason(test, got[i]):
-                    ports.append(client["port"])
-                    pairs.setdefault(test, []).append(client["pair"])
-        if not ports:
+                    again.append(client)
+                    ends.update((h, client["peer"]))
+        if not again:
             continue
-        names = set("%s.%d" % (test, port) for port in ports)     # the plan names a server TEST.PORT
+        pairs[test] = [c["pair"] for c in again]
+        names = set("%s.%d" % (test, c["port"]) for c in again if c["port"] is not None)   # servers: TEST.PORT
         steps[test] = dict((h, {"servers": [srv for srv in step["servers"] if srv["name"] in names],
-                                "clients": [c for c in step["clients"] if c["port"] in ports]})
+                                "clients": [c for c in step["clients"] if c["pair"] in pairs[test]],
+                                "files": list(step.get("files") or []) if h in ends else []})
                            for h, step in per_host.items())
     return {"tests": [t for t in tests if t in steps], "steps": steps, "pairs": pairs}
 
@@ -389,11 +369,13 @@ def summary_rows(run: Dict[str, Any]) -> List[Tuple[str, str, str]]:
     for test, per_pair in run["results"].items():
         for pair, r in per_pair.items():
             if "error" in r:
-                text = "ERROR " + r["error"]
+                rows.append((test, pair, "ERROR " + r["error"]))
             elif test in BANDWIDTH_TESTS:
-                text = "%.3f Gbit/s" % (r.get("gbits_received") if test == "iperf3" else r.get("gbits_average"))
+                gbits = r.get("gbits_received") if test == "iperf3" else r.get("gbits_average")
+                rows.append((test, pair, "%.3f Gbit/s" % gbits))
             else:
-                p = r.get("percentiles") or {}
-                text = " ".join("%s=%.2fus" % (k, p[k]) for k in ("p50", "p90", "p99", "p99.9") if k in p)
-            rows.append((test, pair, text))
+                for name, figure in _benchstats.series_of(r):     # the mpi test: one line per op and size
+                    p = figure.get("percentiles") or {}
+                    text = " ".join("%s=%.2fus" % (k, p[k]) for k in ("p50", "p90", "p99", "p99.9") if k in p)
+                    rows.append((test, pair, (name + " " if name else "") + text))
     return rows

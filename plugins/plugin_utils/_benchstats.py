@@ -4,6 +4,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Benchmark statistics and the parsers of the benchmark tools' output (pure, no Ansible).
 
+Parsers of iperf3 -J, sockperf, perftest and of the mpi test's program (roles/rdma_bench/files/
+hpcnet-rdma-mpi-bench.py under mpirun: one JSON line of raw samples per op and message size, or mpirun's
+failure named).
 Runs on the controller: the role ``hpcnet.rdma.rdma_bench`` registers each client's stdout and the
 action ``hpcnet.rdma.bench_run`` hands it here.  Every parser returns a dict; a tool's own failure
 is ``{"error": "..."}`` (never an exception), so one failed pair does not hide the others.
@@ -18,7 +21,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Dict, List, Optional, Sequence
+import signal
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 PERCENTILES = (50.0, 90.0, 99.0, 99.9)
 # The CDF stored with each run: every percent, then finer in the tail (enough to draw p99.9 and the max).
@@ -215,6 +219,131 @@ def parse_perftest_lat(text: str) -> Dict[str, Any]:
         names = ("bytes", "iterations", "t_min", "t_max", "t_typical", "t_avg", "t_stdev", "p99", "p99.9")
         out["tool_summary"] = dict(zip(names, summary))
     return out
+
+
+# ---------------------------------------------------------------------- mpi (hpcnet-rdma-mpi-bench under mpirun)
+MPI_SCHEMA = "hpcnet.rdma.mpi-bench/1"
+MPI_OPS = ("pingpong", "allreduce")
+_MPI_RANK_SIGNAL = re.compile(r"process rank (\d+) with PID \d+ on node (\S+) exited on signal (\d+)")
+# UCX's own fatal or error line (on stdout or stderr): "... ud_ep.c:276  Fatal: UD endpoint ...: unhandled timeout
+# error", "... select.c:549  UCX  ERROR   no auxiliary transport to ...: Unsupported operation"
+_MPI_UCX = re.compile(r"\s(\w+\.c:\d+)\s+(?:Fatal:|UCX\s+ERROR)\s+(.+?)\s*$", re.M)
+# mpirun's and ssh's own words for the failures the mpi test names (Open MPI 4.1, OpenSSH; captured in
+# tests/unit/fixtures/mpirun.*.captured.stderr.txt), first match wins
+_MPI_FAILURES = (
+    (re.compile(r"^(ssh: .*|.*Permission denied \(.*|Host key verification failed.*)$", re.M),
+     "mpirun could not start the remote rank over ssh (the pair's nodes must reach each other as this user, "
+     "without a password): %s"),
+    (re.compile(r"^.*ORTE was unable to reliably start one or more daemons.*$", re.M),
+     "mpirun could not start the remote rank (ORTE daemon): %s"),
+    (re.compile(r"^.*(PML ucx cannot be selected|No components were able to be opened in the pml framework).*$", re.M),
+     "UCX cannot be used for MPI here (pml ucx found no usable device or transport; see /etc/ucx/ucx.conf, "
+     "UCX_NET_DEVICES, ucx_info -d): %s"),
+    (re.compile(r"^.*time limit for job execution has been reached.*$", re.M),
+     "mpirun stopped the job at its time limit (rdma_bench_mpi_timeout): %s"),
+    (re.compile(r"^.*No module named 'mpi4py'.*$", re.M),
+     "mpi4py is not installed on a node of the pair (python3-mpi4py): %s"),
+)
+
+
+def mpi_rank_signal(text: str) -> Optional[Dict[str, Any]]:
+    """The rank mpirun says a signal killed (``... process rank 1 with PID 0 on node vm2 exited on signal 11``):
+    rank, node and the signal's name; None when none was."""
+    m = _MPI_RANK_SIGNAL.search(text or "")
+    if not m:
+        return None
+    try:
+        name = signal.Signals(int(m.group(3))).name
+    except ValueError:
+        name = "signal %s" % m.group(3)
+    return {"rank": int(m.group(1)), "node": m.group(2), "signal": name}
+
+
+def mpi_failure(text: str, rc: Any) -> Dict[str, Any]:
+    """A failed mpirun as one named error: a rank killed by a signal (``signal`` set, so the run retries it once;
+    with UCX's own fatal line when it printed one), UCX's error, ssh, the ORTE daemon, pml ucx not selectable, the
+    time limit, mpi4py missing; else its exit code and the tail of what it said."""
+    killed = mpi_rank_signal(text)
+    ucx = _MPI_UCX.search(text or "")
+    said = "%s (%s)" % (" ".join(ucx.group(2).split()), ucx.group(1)) if ucx else None
+    if killed:
+        return {"error": "MPI rank %d on %s killed by %s (mpirun rc %s)%s"
+                         % (killed["rank"], killed["node"], killed["signal"], rc, "; UCX said: " + said if said else ""),
+                "signal": killed["signal"]}
+    if said and not re.search(r"cannot be selected|No components were able", text or ""):
+        return {"error": "UCX could not connect the ranks (see UCX_TLS, UCX_NET_DEVICES, ucx_info -d): " + said}
+    for pattern, message in _MPI_FAILURES:
+        m = pattern.search(text or "")
+        if m:
+            return {"error": message % " ".join(m.group(0).split())}
+    return {"error": "mpirun rc %s: %s" % (rc, _tail(text) or "no output")}
+
+
+def _mpi_series_problem(i: int, s: Any) -> Optional[str]:
+    if not isinstance(s, dict):
+        return "series[%d] is not an object" % i
+    if s.get("op") not in MPI_OPS:
+        return "series[%d].op %r is not one of %s" % (i, s.get("op"), ", ".join(MPI_OPS))
+    size = s.get("bytes")
+    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+        return "series[%d].bytes %r is not a positive integer" % (i, size)
+    samples = s.get("samples")
+    if not isinstance(samples, list) or not samples:
+        return "series[%d] (%s %s B) has no samples" % (i, s["op"], size)
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+               for v in samples):
+        return "series[%d] (%s %s B): a sample is not a non-negative number" % (i, s["op"], size)
+    return None
+
+
+def parse_mpi(text: str) -> Dict[str, Any]:
+    """hpcnet-rdma-mpi-bench's JSON line (rank 0's stdout; whatever else mpirun prints is skipped): per op and
+    message size the raw samples (usec) and their statistics (:func:`summarize`), in ``series``."""
+    doc = None
+    for line in (text or "").splitlines():
+        s = line.strip()
+        if s.startswith("{") and MPI_SCHEMA in s:
+            try:
+                doc = json.loads(s)
+            except (ValueError, RecursionError):
+                return {"error": "hpcnet-rdma-mpi-bench printed a line that is not JSON: %s" % _tail(s, 120)}
+    if not isinstance(doc, dict) or doc.get("schema") != MPI_SCHEMA:
+        return {"error": "no %s result in the output: %s" % (MPI_SCHEMA, _tail(text) or "no output")}
+    if doc.get("unit") != "usec":
+        return {"error": "samples are in %r, not usec" % (doc.get("unit"),)}
+    series = doc.get("series")
+    if not isinstance(series, list) or not series:
+        return {"error": "the %s result has no series" % MPI_SCHEMA}
+    out_series = []
+    for i, s in enumerate(series):
+        problem = _mpi_series_problem(i, s)
+        if problem:
+            return {"error": "the %s result: %s" % (MPI_SCHEMA, problem)}
+        entry: Dict[str, Any] = {"op": s["op"], "bytes": s["bytes"]}
+        entry.update(summarize(s["samples"]))
+        entry["samples"] = [float(v) for v in s["samples"]]
+        out_series.append(entry)
+    mpi = doc.get("mpi") if isinstance(doc.get("mpi"), dict) else {}
+    return {"source": "raw samples (hpcnet-rdma-mpi-bench: mpi4py ping-pong one-way latency, Allreduce)",
+            "mpi": dict((k, str(mpi[k])) for k in ("library", "standard", "mpi4py") if k in mpi),
+            "hosts": [str(h) for h in doc.get("hosts") or []] if isinstance(doc.get("hosts"), list) else [],
+            "iterations": doc.get("iterations"), "warmup": doc.get("warmup"), "series": out_series}
+
+
+def mpi_result(stdout: str, stderr: str, rc: Any) -> Dict[str, Any]:
+    """mpirun's registered result: the parsed samples when it exited 0, else its failure named."""
+    if rc == 0:
+        return parse_mpi(stdout)
+    return mpi_failure((stdout or "") + "\n" + (stderr or ""), rc)
+
+
+def series_of(res: Dict[str, Any]) -> List[Tuple[str, Dict[str, Any]]]:
+    """The figures of one pair's result as (name, result): ``[("", res)]`` for a test with one figure per pair, and
+    for the mpi test one per op and message size (``("pingpong 8 B", its statistics)``), in the run's order."""
+    series = res.get("series") if isinstance(res, dict) else None
+    if not isinstance(series, list):
+        return [("", res)]
+    return [("%s %s B" % (s.get("op"), s.get("bytes")), s) for s in series if isinstance(s, dict)]
 
 
 def _tail(text: Optional[str], limit: int = 300) -> str:

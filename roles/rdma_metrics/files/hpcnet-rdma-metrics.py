@@ -22,7 +22,8 @@ for `promtool check metrics`:
                                               their CPUs
   hpcnet_rdma_profile_info                    the applied profile (/etc/hpcnet-rdma/profile.json) as labels
   hpcnet_rdma_bench_latency_seconds           summary: latency quantiles of the last stored bench run (with _count
-                                              and _sum when the run kept the sample count and mean)
+                                              and _sum when the run kept the sample count and mean); the mpi test's
+                                              have labels op (pingpong, allreduce) and size (bytes) besides test, pair
   hpcnet_rdma_bench_bandwidth_bytes_per_second, hpcnet_rdma_bench_timestamp_seconds   the last stored bench run
   hpcnet_rdma_bench_error                     1 per test and pair the last stored run holds an error for (a crashed
                                               or failed tool; label signal names a signal that killed it), with
@@ -326,6 +327,32 @@ _SIGNAL = re.compile(r"killed by (SIG[A-Z0-9]+)")
 LATENCY_HELP = "Latency quantiles of the last stored benchmark run (seconds, from its raw samples)"
 
 
+def _latency(m, res, where, **labels):
+    """One latency summary (seconds) from a result's percentiles (us), with _count and _sum when the run kept the
+    sample count and mean; the values that are not numbers, named."""
+    bad = []
+    pct = res.get("percentiles") or {}
+    quantiles = 0
+    for key, value in sorted(pct.items()) if isinstance(pct, dict) else [("percentiles", pct)]:
+        try:
+            q = float(key[1:]) / 100.0
+        except ValueError:
+            q = None
+        if q is None or not _is_number(value):
+            bad.append("%s.percentiles.%s: %r" % (where, key, value))
+            continue
+        # the stored run is in microseconds; Prometheus wants seconds
+        m.add("hpcnet_rdma_bench_latency_seconds", "summary", LATENCY_HELP, round(value / 1e6, 12),
+              **dict(labels, quantile="%g" % q))
+        quantiles += 1
+    # _count and _sum only when the run kept both (raw samples); a summary of quantiles alone is valid
+    if quantiles and _is_number(res.get("count")) and _is_number(res.get("mean")):
+        m.add("hpcnet_rdma_bench_latency_seconds", "summary", LATENCY_HELP, res["count"], _suffix="_count", **labels)
+        m.add("hpcnet_rdma_bench_latency_seconds", "summary", LATENCY_HELP,
+              round(res["count"] * res["mean"] / 1e6, 9), _suffix="_sum", **labels)
+    return bad
+
+
 def collect_bench(root, m, path):
     """The last stored run; the values that are not numbers are left out and named (the source then counts as
     failed), every other value is written."""
@@ -352,26 +379,16 @@ def collect_bench(root, m, path):
                       "test and pair (label signal: the signal that killed the tool, if one did)", 1, test=test,
                       pair=pair, signal=sig.group(1) if sig else "")
                 continue
-            pct = res.get("percentiles") or {}
-            quantiles = 0
-            for key, value in sorted(pct.items()) if isinstance(pct, dict) else [("percentiles", pct)]:
-                try:
-                    q = float(key[1:]) / 100.0
-                except ValueError:
-                    q = None
-                if q is None or not _is_number(value):
-                    bad.append("results.%s[%s].percentiles.%s: %r" % (test, pair, key, value))
-                    continue
-                # the stored run is in microseconds; Prometheus wants seconds
-                m.add("hpcnet_rdma_bench_latency_seconds", "summary", LATENCY_HELP, value / 1e6, test=test, pair=pair,
-                      quantile="%g" % q)
-                quantiles += 1
-            # _count and _sum only when the run kept both (raw samples); a summary of quantiles alone is valid
-            if quantiles and _is_number(res.get("count")) and _is_number(res.get("mean")):
-                m.add("hpcnet_rdma_bench_latency_seconds", "summary", LATENCY_HELP, res["count"], _suffix="_count",
-                      test=test, pair=pair)
-                m.add("hpcnet_rdma_bench_latency_seconds", "summary", LATENCY_HELP,
-                      round(res["count"] * res["mean"] / 1e6, 9), _suffix="_sum", test=test, pair=pair)
+            series = res.get("series")
+            if isinstance(series, list):      # the mpi test: one summary per op and message size
+                for i, fig in enumerate(series):
+                    if not isinstance(fig, dict) or not isinstance(fig.get("op"), str) or not _is_number(fig.get("bytes")):
+                        bad.append("results.%s[%s].series[%d]: no op and bytes" % (test, pair, i))
+                        continue
+                    bad += _latency(m, fig, "results.%s[%s].series[%d]" % (test, pair, i), test=test, pair=pair,
+                                    op=fig["op"], size="%d" % fig["bytes"])
+            else:
+                bad += _latency(m, res, "results.%s[%s]" % (test, pair), test=test, pair=pair)
             for key in ("gbits_received", "gbits_average"):
                 if key not in res:
                     continue

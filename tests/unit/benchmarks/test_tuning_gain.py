@@ -68,3 +68,12 @@ def test_a_failed_playbook_ends_the_run_with_its_tail(gain, tmp_path):
     with pytest.raises(SystemExit) as e:
         gain.playbook(tmp_path / "hosts.yml", "tune_rdma.yml")
     assert "fatal: [vm1]: FAILED! => boom" in str(e.value) and "tune_rdma.yml failed (exit 2)" in str(e.value)
+
+
+def test_make_bench_runs_every_test_with_mpi_before_and_after(gain):
+    """issue 28: the mpi test is in make bench's untuned and tuned runs, bounded for the TCG guests."""
+    extra = gain.bench_vars("untuned", 10)
+    assert extra["rdma_bench_tests"] == ["iperf3", "sockperf", "ib_write_bw", "ib_send_lat", "mpi"]
+    assert (extra["rdma_bench_mpi_iterations"], extra["rdma_bench_mpi_timeout"]) == (200, 600)
+    assert extra["rdma_bench_mpi_args"] == ["-x", "UCX_NET_DEVICES=rxe0:1", "-x", "UCX_IB_GID_INDEX=0"]
+    assert extra["rdma_bench_results_dir"] == str(gain.OUT) and extra["rdma_bench_install"] is False

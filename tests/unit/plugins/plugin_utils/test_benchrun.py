@@ -13,6 +13,7 @@ import os
 import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchload as bl
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchopts as bo
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchrun as br
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings_path
 
@@ -43,7 +44,7 @@ def nodes(n, **overrides):
     return out
 
 
-OPTS = br.options({})
+OPTS = bo.options({})
 
 
 @pytest.mark.parametrize("hosts, mode, pairs", [
@@ -82,7 +83,7 @@ def test_pairs_of_refuses_unknown_mode():
     ({"label": ""}, "rdma_bench_label: ''"),
 ])
 def test_validate_options(given, message):
-    errors = br.validate_options(br.options(given))
+    errors = bo.validate_options(bo.options(given))
     if message is None:
         assert errors == []
     else:
@@ -95,7 +96,7 @@ def test_validate_options(given, message):
     ({"duration": 7, "rdma_cm": True, "gid_index": "3"}, {"duration": 7, "rdma_cm": True, "gid_index": 3}),
 ])
 def test_options_read_extra_vars_text(given, expected):
-    opts = br.options(given)
+    opts = bo.options(given)
     assert dict((k, opts[k]) for k in expected) == expected
 
 
@@ -124,7 +125,7 @@ def test_plan_two_nodes_pairs():
 
 
 def test_plan_gid_index_without_rdma_cm():
-    p = br.plan(nodes(2), ["n1", "n2"], br.options({"rdma_cm": False, "gid_index": 1, "tests": ["ib_write_bw"]}))
+    p = br.plan(nodes(2), ["n1", "n2"], bo.options({"rdma_cm": False, "gid_index": 1, "tests": ["ib_write_bw"]}))
     argv = p["steps"]["ib_write_bw"]["n1"]["clients"][0]["argv"]
     assert "-R" not in argv and argv[argv.index("-x") + 1] == "1"
 
@@ -136,7 +137,7 @@ def test_plan_gid_index_without_rdma_cm():
 ])
 def test_plan_pairing_and_distinct_ports(n, pairing, ids, left_out):
     hosts = ["n%d" % i for i in range(1, n + 1)]
-    p = br.plan(nodes(n), hosts, br.options({"pairing": pairing}))
+    p = br.plan(nodes(n), hosts, bo.options({"pairing": pairing}))
     assert [x["id"] for x in p["pairs"]] == ids and p["left_out"] == left_out
     ports = [s["argv"][s["argv"].index("-p") + 1] for t in p["steps"].values() for h in hosts
              for s in t[h]["servers"]]
@@ -154,7 +155,7 @@ def test_plan_pairing_and_distinct_ports(n, pairing, ids, left_out):
     ({}, ["n1"], ["iperf3"], ["only n1 in the play: a benchmark needs at least two hosts"]),
 ])
 def test_plan_problems_name_the_node_and_what_is_missing(overrides, hosts, tests, problems):
-    opts = br.options({"tests": tests} if tests else {})
+    opts = bo.options({"tests": tests} if tests else {})
     p = br.plan(nodes(2, **overrides), hosts, opts)
     assert len(p["problems"]) == len(problems), p["problems"]
     for got, want in zip(p["problems"], problems):
@@ -164,7 +165,7 @@ def test_plan_problems_name_the_node_and_what_is_missing(overrides, hosts, tests
 def test_plan_unreadable_node():
     all_nodes = nodes(2)
     all_nodes["n2"]["info"] = {"failed": True, "msg": "Failed to connect to the host via ssh"}
-    p = br.plan(all_nodes, ["n1", "n2"], br.options({"tests": ["iperf3"]}))
+    p = br.plan(all_nodes, ["n1", "n2"], bo.options({"tests": ["iperf3"]}))
     assert p["problems"] == ["n2: its facts could not be read: Failed to connect to the host via ssh"]
     assert p["pairs"] == []
 
@@ -208,8 +209,8 @@ def test_build_run_parses_and_names_errors(tmp_path):
 
 
 def test_build_run_without_client_result_is_an_error():
-    p = br.plan(nodes(2), ["n1", "n2"], br.options({"tests": ["iperf3"]}))
-    run = br.build_run(p, {}, br.options({"tests": ["iperf3"]}), ["n1", "n2"], "t0", "t1", "id")
+    p = br.plan(nodes(2), ["n1", "n2"], bo.options({"tests": ["iperf3"]}))
+    run = br.build_run(p, {}, bo.options({"tests": ["iperf3"]}), ["n1", "n2"], "t0", "t1", "id")
     assert run["errors"] == ["iperf3 n1->n2: not run"]
 
 
@@ -302,7 +303,7 @@ def test_retry_reason(test, res, reason):
 
 
 def test_a_bandwidth_run_without_a_clock_is_run_again_and_its_second_result_kept():
-    opts = br.options({"tests": ["ib_write_bw"], "pairing": "ring"})
+    opts = bo.options({"tests": ["ib_write_bw"], "pairing": "ring"})
     p = br.plan(nodes(2), ["n1", "n2"], opts)
     zero = {"rc": 0, "stdout": fixture("ib_write_bw.rxe.no-clock.server.captured.txt"), "stderr": ""}
     good = {"rc": 0, "stdout": fixture("ib_write_bw.rxe.report_gbits.txt"), "stderr": ""}
@@ -317,7 +318,7 @@ def test_a_bandwidth_run_without_a_clock_is_run_again_and_its_second_result_kept
 
 
 def _lat_plan():
-    opts = br.options({"tests": ["ib_send_lat", "iperf3"], "pairing": "ring"})
+    opts = bo.options({"tests": ["ib_send_lat", "iperf3"], "pairing": "ring"})
     return br.plan(nodes(3), ["n1", "n2", "n3"], opts), opts
 
 
@@ -333,7 +334,7 @@ def test_retry_plan_reruns_only_the_clients_a_signal_killed_with_their_servers()
     assert [c["pair"] for c in steps["n1"]["clients"]] == ["n1->n2"] and steps["n1"]["servers"] == []
     assert steps["n2"]["clients"] == [] and [s["name"] for s in steps["n2"]["servers"]] == [
         "ib_send_lat.%d" % steps["n1"]["clients"][0]["port"]]
-    assert steps["n3"] == {"servers": [], "clients": []}
+    assert steps["n3"] == {"servers": [], "clients": [], "files": []}
     assert br.retry_plan(p, {}, ["ib_send_lat", "iperf3"]) == {"tests": [], "steps": {}, "pairs": {}}
 
 

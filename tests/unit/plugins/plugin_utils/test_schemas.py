@@ -18,6 +18,7 @@ import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.action import fabric_verify_info
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchload as bl
+from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchopts as bo
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchrun as br
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings_catalogue as C
 from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _findings_report as R
@@ -54,7 +55,7 @@ def test_the_schemas_are_draft_2020_12():
 
 def test_the_schemas_enums_are_the_codes():
     bench, verify = schema("bench-run.schema.json")["$defs"], schema("verify-report.schema.json")["$defs"]
-    assert bench["test"]["enum"] == list(br.TESTS)
+    assert bench["test"]["enum"] == list(bo.TESTS)
     assert verify["family"]["enum"] == list(C.FAMILIES) and verify["severity"]["enum"] == list(C.SEVERITIES)
     assert verify["fail_on"]["enum"] == list(C.FAIL_ON)
     assert all(re.match(verify["finding"]["properties"]["id"]["pattern"], rule) for rule in C.RULES)

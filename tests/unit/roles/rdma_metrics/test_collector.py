@@ -193,6 +193,13 @@ def test_one_unreadable_port_keeps_the_other_ports(tmp_path):
      ['hpcnet_rdma_bench_error{pair="vm1->vm2",signal="SIGSEGV",test="ib_send_lat"} 1',
       'hpcnet_rdma_bench_attempts{pair="vm1->vm2",test="ib_send_lat"} 2',
       'hpcnet_rdma_collector_source_success{source="bench"} 1'], None),
+    ({"results": {"mpi": {"n1->n2": {"series": [{"op": "pingpong"},
+                                                {"op": "allreduce", "bytes": 8, "percentiles": {"p50": 1.5}}]}}}},
+     ['hpcnet_rdma_bench_latency_seconds{op="allreduce",pair="n1->n2",quantile="0.5",size="8",test="mpi"} 1.5e-06'],
+     "results.mpi[n1->n2].series[0]: no op and bytes"),
+    ({"results": {"mpi": {"vm1->vm2": {"error": "MPI rank 1 on vm2 killed by SIGSEGV (mpirun rc 139)", "attempts": 2}}}},
+     ['hpcnet_rdma_bench_error{pair="vm1->vm2",signal="SIGSEGV",test="mpi"} 1',
+      'hpcnet_rdma_bench_attempts{pair="vm1->vm2",test="mpi"} 2'], None),
     ({"results": {"iperf3": "x"}}, [], "results.iperf3 is not an object"),
     ("not json", [], "not a stored benchmark run"),
 ])
@@ -345,3 +352,26 @@ def test_irq_count_is_the_queue_vectors_of_the_driver(tmp_path, driver, vectors,
     os.symlink(os.path.join(root, "sys/bus/pci/drivers", driver), os.path.join(root, "sys/class/net/data0/device/driver"))
     text = collector.collect(root, ["data0"], ethtool=no_ethtool)
     assert 'hpcnet_rdma_irq_vectors{interface="data0"} %d' % queues in text
+
+
+def test_the_mpi_test_s_quantiles_per_op_and_message_size(tmp_path):
+    """A stored run's mpi result as bench_run stores it, parsed from the real capture of the mpi program."""
+    from ansible_collections.hpcnet.rdma.plugins.plugin_utils import _benchrun
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "mpi-bench.loopback.captured.txt"),
+              encoding="utf-8") as f:
+        stdout = "".join(line for line in f if not line.startswith("# "))
+    res = _benchrun.parse_client("mpi", {"rc": 0, "stdout": stdout, "stderr": ""}, None)
+    tree = dict(TREE)
+    tree["var/lib/hpcnet-rdma-bench/last.json"] = json.dumps({"results": {"mpi": {"vm1->vm2": dict(res, attempts=1)}}})
+    text = collector.collect(make_tree(tmp_path, tree), [], ethtool=no_ethtool).splitlines()
+    for line in ['hpcnet_rdma_bench_latency_seconds{op="pingpong",pair="vm1->vm2",quantile="0.5",size="8",test="mpi"} '
+                 '5.63e-07',
+                 'hpcnet_rdma_bench_latency_seconds{op="allreduce",pair="vm1->vm2",quantile="0.99",size="65536",'
+                 'test="mpi"} 3.029e-05',
+                 'hpcnet_rdma_bench_latency_seconds_count{op="pingpong",pair="vm1->vm2",size="1024",test="mpi"} 1000',
+                 'hpcnet_rdma_bench_attempts{pair="vm1->vm2",test="mpi"} 1',
+                 'hpcnet_rdma_collector_source_success{source="bench"} 1']:
+        assert line in text
+    assert len([x for x in text if x.startswith("hpcnet_rdma_bench_latency_seconds{")]) == 6 * 4
+    assert len([x for x in text if x.startswith("hpcnet_rdma_bench_latency_seconds_sum{")]) == 6
+    test_exposition_format("\n".join(text))
