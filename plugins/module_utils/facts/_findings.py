@@ -37,16 +37,37 @@ DEV_IB = "/dev/infiniband"
 UNLIMITED = -1
 
 
+def _stanza_version(stanza: str, package: str) -> Optional[str]:
+    fields = {}
+    for line in stanza.splitlines():
+        if ":" in line and not line.startswith(" "):
+            k, v = line.split(":", 1)
+            fields[k.strip()] = v.strip()
+    if fields.get("Package") == package and "installed" in fields.get("Status", "").split():
+        return fields.get("Version")
+    return None
+
+
 def parse_dpkg_status_version(text: str, package: str) -> Optional[str]:
-    """``Version:`` of an installed ``package`` in /var/lib/dpkg/status, None when absent."""
+    """``Version:`` of an installed ``package`` in /var/lib/dpkg/status, None when absent.
+
+    The stanzas that start a line with ``Package: NAME`` (as dpkg writes them) are parsed first: the file
+    holds every package of the node (a few MB, 80 ms to parse whole on a lab VM, where the health check
+    reads it); the whole file only when none of them is the installed package."""
+    needle = "Package: %s\n" % package
+    at = text.find(needle)
+    while at >= 0:
+        if at == 0 or text[at - 1] == "\n":
+            start = text.rfind("\n\n", 0, at)
+            end = text.find("\n\n", at)
+            version = _stanza_version(text[start + 2 if start >= 0 else 0:end if end >= 0 else len(text)], package)
+            if version is not None:
+                return version
+        at = text.find(needle, at + 1)
     for stanza in text.split("\n\n"):
-        fields = {}
-        for line in stanza.splitlines():
-            if ":" in line and not line.startswith(" "):
-                k, v = line.split(":", 1)
-                fields[k.strip()] = v.strip()
-        if fields.get("Package") == package and "installed" in fields.get("Status", "").split():
-            return fields.get("Version")
+        version = _stanza_version(stanza, package)
+        if version is not None:
+            return version
     return None
 
 

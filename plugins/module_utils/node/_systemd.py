@@ -4,8 +4,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """systemd's tools: the argv tables of ``systemctl`` and ``udevadm``.
 
-Their output is one word (``is-enabled``, ``is-active``) or a listing searched for a name
-(``list-jobs``): the callers (``_service``, ``_rdma``, ``_rdmaplan``) read it and judge the exit
+Their output is one word (``is-enabled``, ``is-active``), ``KEY=value`` blocks (``show``) or a listing
+searched for a name (``list-jobs``): the callers (``_service``, ``_rdma``, ``_rdmaplan``) read it and judge the exit
 codes themselves, so there are no parsers here.  ``daemon-reload`` makes systemd load the unit files
 as they are on disk (after one was written or removed).  ``--`` ends systemctl's options before a
 unit name, so no name is ever read as an option.
@@ -25,6 +25,8 @@ SYSTEMCTL = Tool("systemctl", {
     "try_restart": ["try-restart", "--", "{unit}"],
     "daemon_reload": ["daemon-reload"],
     "list_jobs": ["list-jobs", "--no-legend", "--plain"],
+    # one block per unit, in the order given, blank-line separated
+    "show_states": ["show", "--property=Id,UnitFileState,ActiveState", "--", "{*units}"],
 })
 UDEVADM = Tool("udevadm", {
     "settle": ["settle", "--timeout={timeout:d}"],

@@ -18,7 +18,7 @@ should the file be gone first all the same, the unit is stopped as a loaded unit
 from __future__ import annotations
 
 import sys
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
@@ -40,6 +40,46 @@ def read_value(host: Host, unit: str) -> Optional[Dict[str, Any]]:
     if enabled == NOT_FOUND and not running:
         return None
     return {"active": running, "enabled": enabled}
+
+
+# ``systemctl show``'s UnitFileState that is-enabled prints as the same word; any other (a SysV script's
+# or a generated unit's, a unit file that is gone: empty), and a name whose Id is another unit (an alias:
+# is-enabled says "alias", show the target's state), is asked as read_value asks, unit by unit.  Checked
+# on a lab VM against is-enabled/is-active for all of its 131 unit files (12 masked, 7 aliases among them).
+SHOWN_STATES = ("enabled", "enabled-runtime", "disabled", "static", "masked", "masked-runtime", "linked",
+                "linked-runtime", "indirect")
+
+
+def _state(block: str, key: str) -> str:
+    for line in block.splitlines():
+        if line.startswith(key + "="):
+            return line[len(key) + 1:].strip()
+    return ""
+
+
+def read_values(host: Host, units: List[str]) -> Dict[str, Any]:
+    """read_value of each unit with one ``systemctl show`` for all of them (status and the health check read
+    every journaled unit: is-enabled and is-active were two runs of ~100 ms each per unit on a lab VM)."""
+    if not systemd_running(host):
+        return dict((u, None) for u in units)
+    out: Dict[str, Any] = {}
+    try:
+        rc, text, _err = SYSTEMCTL.run(host, "show_states", units=units)
+    except HostError:
+        rc, text = 1, ""
+    blocks = text.strip("\n").split("\n\n") if rc == 0 else []
+    for i, unit in enumerate(units):
+        block = blocks[i] if len(blocks) == len(units) else ""
+        enabled = _state(block, "UnitFileState")
+        if enabled in SHOWN_STATES and _state(block, "Id") == unit:
+            out[unit] = {"active": _state(block, "ActiveState") in ("active", "activating", "reloading"),
+                         "enabled": enabled}
+            continue
+        try:
+            out[unit] = read_value(host, unit)
+        except HostError as e:
+            out[unit] = e
+    return out
 
 
 def write_value(host: Host, unit: str, value: Optional[Dict[str, Any]]) -> None:

@@ -56,6 +56,23 @@ def test_dpkg_status_and_libibverbs():
     assert N.libibverbs_version("/usr/lib64/libibverbs.so.1") is None
 
 
+def test_dpkg_status_version_of_every_package_of_a_real_status_file():
+    """The first-stanza path agrees with a parse of the whole file for every package of this machine's own
+    /var/lib/dpkg/status (Debian 12, a few thousand stanzas) - and for names that are only a prefix, or absent."""
+    real = "/var/lib/dpkg/status"
+    if not os.path.exists(real):
+        pytest.skip("no dpkg status file on this machine")
+    with open(real, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    names = [line[9:] for line in text.splitlines() if line.startswith("Package: ")]
+    assert len(names) > 100
+    for name in names + ["rdma", "no-such-package", names[0][:-1]]:
+        whole = None
+        for stanza in text.split("\n\n"):
+            whole = whole or N._stanza_version(stanza, name)  # pylint: disable=protected-access
+        assert N.parse_dpkg_status_version(text, name) == whole, name
+
+
 @pytest.mark.parametrize("memlock,kib", [("unlimited", -1), ("infinity", -1), ("-1", -1), ("65536", 65536), ("64k", None)])
 def test_memlock_kib(memlock, kib):
     assert N.memlock_kib(memlock) == kib

@@ -61,11 +61,49 @@ def test_read_value(tmp_path, answers, value):
     assert calls == [["is-enabled", "--", "m.timer"], ["is-active", "--", "m.timer"]]
 
 
+# systemd 252's show blocks (a lab VM, Debian 12) for: an enabled running unit, a masked one, an alias (sshd.service's
+# Id is ssh.service: is-enabled says "alias"), a unit without a file (UnitFileState empty)
+SHOW = ("Id=irqbalance.service\nActiveState=active\nUnitFileState=enabled\n\n"
+        "Id=fstrim.timer\nActiveState=inactive\nUnitFileState=masked\n\n"
+        "Id=ssh.service\nActiveState=active\nUnitFileState=enabled\n\n"
+        "Id=nosuch.service\nActiveState=inactive\nUnitFileState=\n")
+UNITS = ["irqbalance.service", "fstrim.timer", "sshd.service", "nosuch.service"]
+
+
+@pytest.mark.parametrize("show, asked_one_by_one", [
+    ((0, SHOW), ["sshd.service", "nosuch.service"]),                      # the alias and the unknown state
+    ((1, ""), UNITS),                                                     # show refused (a bad name): all of them
+    ((0, SHOW.split("\n\n", 1)[1]), UNITS),                              # blocks do not match the units
+])
+def test_read_values_is_one_show_and_read_value_where_show_is_not_is_enabled(tmp_path, show, asked_one_by_one):
+    os.makedirs(str(tmp_path / "run" / "systemd" / "system"))
+    calls = []
+    single = {("is-enabled", "irqbalance.service"): "enabled\n", ("is-active", "irqbalance.service"): "active\n",
+              ("is-enabled", "fstrim.timer"): "masked\n", ("is-active", "fstrim.timer"): "inactive\n",
+              ("is-enabled", "sshd.service"): "alias\n", ("is-active", "sshd.service"): "active\n",
+              ("is-enabled", "nosuch.service"): "", ("is-active", "nosuch.service"): "inactive\n"}
+
+    def runner(argv):
+        calls.append(argv[1:])
+        if argv[1] == "show":
+            assert argv[2:4] == ["--property=Id,UnitFileState,ActiveState", "--"]
+            return show[0], show[1], ""
+        return 0, single[(argv[1], argv[3])], ""
+
+    host = Host(root=str(tmp_path), runner=runner, bin_path=lambda name: "/usr/bin/" + name)
+    values = _service.read_values(host, UNITS)
+    assert values == dict((u, _service.read_value(host, u)) for u in UNITS)
+    assert values["sshd.service"] == {"active": True, "enabled": "alias"} and values["nosuch.service"] is None
+    first = calls[:1 + 2 * len(asked_one_by_one)]
+    assert first[0][0] == "show" and sorted(set(c[2] for c in first[1:])) == sorted(asked_one_by_one)
+
+
 def test_no_systemd_reads_nothing_and_reloads_nothing(tmp_path):
     calls = []
     host = Host(root=str(tmp_path), runner=lambda argv: calls.append(argv) or (0, "", ""),
                 bin_path=lambda name: "/usr/bin/" + name)
     assert _service.read_value(host, "m.timer") is None
+    assert _service.read_values(host, ["m.timer", "n.service"]) == {"m.timer": None, "n.service": None}
     _service.daemon_reload(host)
     _service.write_value(host, "m.timer", OFF)       # not installed is already stopped and disabled
     assert calls == []
