@@ -23,6 +23,8 @@ base        python3-venv        python3              py:ensurepip
 base        iproute2            iproute              cmd:ip
 base        ethtool             ethtool              cmd:ethtool
 base        prometheus          -                    cmd:promtool
+base        openmpi-bin         openmpi              cmd:mpirun
+base        python3-mpi4py      python3-mpi4py-openmpi file:/usr/lib/python3/dist-packages/mpi4py/__init__.py
 sanity      shellcheck          ShellCheck           cmd:shellcheck
 lab         docker.io           -                    cmd:dockerd
 lab         debootstrap         debootstrap          cmd:debootstrap
