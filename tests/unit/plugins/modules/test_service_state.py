@@ -36,6 +36,12 @@ class Systemd(object):
         if argv[1:] == ["daemon-reload"]:
             self.units = dict((u, s) for u, s in self.units.items() if s["enabled"] != "not-found" or s["active"])
             return 0, "", ""
+        if argv[1] == "show":   # systemctl show --property=Id,UnitFileState,ActiveState -- UNIT...: a block per unit
+            assert argv[2:4] == ["--property=Id,UnitFileState,ActiveState", "--"], argv
+            return 0, "\n".join("Id=%s\nActiveState=%s\nUnitFileState=%s\n" % (
+                u, "active" if (self.units.get(u) or {}).get("active") else "inactive",
+                "" if (self.units.get(u) or {}).get("enabled", "not-found") == "not-found" else self.units[u]["enabled"])
+                for u in argv[4:]), ""
         verb, unit = argv[1], argv[2]
         state = self.units.get(unit)
         if state is None:
@@ -60,7 +66,7 @@ class Systemd(object):
         return 0, "", ""
 
     def writes(self):
-        return [c[1:] for c in self.calls if c[1] not in ("is-enabled", "is-active")]
+        return [c[1:] for c in self.calls if c[1] not in ("is-enabled", "is-active", "show")]
 
 
 UNITS = {"cups.service": {"active": True, "enabled": "enabled"},
