@@ -93,6 +93,80 @@ def test_gid_types_and_netdevs_from_gid_attrs(tmp_path):
     assert port["netdevs"] == ["ens160"] and port["roce_versions"] == ["IB/RoCE v1", "RoCE v2"]
 
 
+ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
+
+
+def soft_roce_table(root, size=1024):
+    """The real k8s-61 port (entries 0 and 1, verbatim) in a table of ``size`` entries as rxe has: the
+    unused ones read as the zero GID (drivers/infiniband/core/sysfs.c show_port_gid prints zeros for an
+    entry without a GID; their gid_attrs answer EINVAL, here absent).  The zero entries are ours."""
+    untar("sysfs-infiniband/rxe0.k8s-61.gids.ttar", str(root))
+    base = root / "sys/class/infiniband/rxe0/ports/1"
+    for i in range(2, size):
+        (base / "gids" / str(i)).write_text(ZERO_GID + "\n")
+    for sub, values in (("types", ("RoCE v2", "RoCE v2")), ("ndevs", ("ens160", "ens160"))):
+        (base / "gid_attrs" / sub).mkdir(parents=True, exist_ok=True)
+        for i, value in enumerate(values):
+            (base / "gid_attrs" / sub / str(i)).write_text(value + "\n")
+    return base
+
+
+class CountingHost(Host):
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.reads = []
+
+    def read(self, path):
+        self.reads.append(path)
+        return super().read(path)
+
+
+@pytest.mark.parametrize("listed, reads", [
+    (None, 1024 + 2 * 2),            # every entry, then type and netdev of the two used ones
+    ([0, 1], 2 + 2 * 2),             # ibv_devinfo -v listed 0 and 1: those only
+    ([1, 0, 1], 2 + 2 * 2),          # order and repeats do not matter
+    ([0, 1, 7], 3 + 2 * 2),          # 7 emptied since ibv_devinfo ran: reads as zeros, left out as the scan does
+])
+def test_a_gid_table_read_whole_or_at_the_listed_indexes_gives_the_same_port(tmp_path, listed, reads):
+    base = soft_roce_table(tmp_path)
+    whole = _fabric.rdma_port(Host(root=str(tmp_path)), "/sys/class/infiniband/rxe0/ports/1")
+    host = CountingHost(root=str(tmp_path))
+    port = _fabric.rdma_port(host, "/sys/class/infiniband/rxe0/ports/1", listed)
+    assert port == whole and [g["index"] for g in port["gids"]] == [0, 1] and port["netdevs"] == ["ens160"]
+    assert len([r for r in host.reads if "/gid" in r]) == reads
+    assert len(os.listdir(base / "gids")) == 1024
+
+
+def _tool_host(root, devinfo):
+    """A node at ``root`` whose ibv_devinfo prints ``devinfo`` (None: it fails) and which has no other tool."""
+    def runner(argv):
+        if argv[0].endswith("ibv_devinfo") and devinfo is not None:
+            return 0, devinfo, ""
+        return 1, "", "%s: failed" % argv[0]
+    return CountingHost(root=str(root), runner=runner,
+                        bin_path=lambda name: "/usr/bin/" + name if name == "ibv_devinfo" else None)
+
+
+def test_gather_reads_the_gid_entries_ibv_devinfo_listed_and_the_whole_table_without_it(tmp_path):
+    """The real k8s-62 ``ibv_devinfo -v`` lists GID 0 and 1 of rxe0 port 1 (rdma-core, Ubuntu 24.04 era); with it the
+    fabric reader reads those two entries of the 1024, without it (tool failed, not wanted) the whole table -
+    and the facts are the same."""
+    soft_roce_table(tmp_path)
+    (tmp_path / "sys/module/ib_core").mkdir(parents=True)
+    devinfo = "".join(line + "\n" for line in real("ibv_devinfo/rxe.k8s-62.verbose.txt").splitlines()
+                      if not line.startswith("#"))
+    hosts = {"listed": _tool_host(tmp_path, devinfo), "failed": _tool_host(tmp_path, None),
+             "not wanted": _tool_host(tmp_path, devinfo)}
+    facts = dict((k, _fabric.gather(h, [], [] if k == "not wanted" else ["ibv_devinfo"], False))
+                 for k, h in hosts.items())
+    gid_reads = dict((k, len([r for r in h.reads if "/gids/" in r])) for k, h in hosts.items())
+    assert gid_reads == {"listed": 2, "failed": 1024, "not wanted": 1024}
+    ports = dict((k, dict(f["devices"]["rxe0"]["ports"][1], active_mtu=None)) for k, f in facts.items())
+    assert ports["listed"] == ports["failed"] == ports["not wanted"]
+    assert facts["listed"]["devices"]["rxe0"]["ports"][1]["active_mtu"] == 1024
+    assert "error" in facts["failed"]["tools"]["ibv_devinfo"]
+
+
 # ---------------------------------------------------------------------------- fail small
 class BrokenPorts(Host):
     """A node where listing one device's ports fails (EIO from a driver going away)."""
