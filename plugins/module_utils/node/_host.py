@@ -21,7 +21,8 @@ from __future__ import annotations
 import json
 import os
 import stat
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+import threading
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError, command_error, os_reason
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._filelock import FileLock
@@ -63,6 +64,9 @@ class Host:
         # What this call learned about the node's tools, so it is not asked again within the call
         # (e.g. "ethtool_no_json": this ethtool has no --json for -g/-c).  Lives as long as the call.
         self.tool_facts: Dict[str, Any] = {}
+        # Reads of independent parts of the node may run side by side (run_all): set only by a caller
+        # whose runner is safe in threads (the health check's); a module's run_command is not asked to be.
+        self.concurrent_reads = False
 
     @classmethod
     def from_module(cls, module: Any, root: str = "/") -> "Host":
@@ -319,6 +323,33 @@ class Host:
         if env and any(item.startswith("container=") for item in env.split("\0")):
             return True
         return (self.read("/run/systemd/container") or "").strip() != ""
+
+
+def run_all(calls: Sequence[Callable[[], Any]], concurrent: bool) -> List[Any]:
+    """Each call's result, in order.  With ``concurrent``, the first runs in this thread and each other in a
+    thread of its own, all at once, so one's tool runs and file reads overlap the others' Python; after all
+    have returned, the first exception (in the calls' order) is raised.  Without, one after the other.  For
+    reads only: the calls must not depend on each other."""
+    if not concurrent or len(calls) < 2:
+        return [call() for call in calls]
+    results: List[Any] = [None] * len(calls)
+    errors: List[Optional[BaseException]] = [None] * len(calls)
+
+    def one(i: int) -> None:
+        try:
+            results[i] = calls[i]()
+        except BaseException as e:  # noqa: BLE001 - raised in the caller's thread below
+            errors[i] = e
+    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(1, len(calls))]
+    for t in threads:
+        t.start()
+    one(0)
+    for t in threads:
+        t.join()
+    for e in errors:
+        if e is not None:
+            raise e
+    return results
 
 
 def walk_files(host: Host, directory: str, suffix: str) -> Iterator[str]:

@@ -29,6 +29,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 LIB = os.environ.get("HPCNET_RDMA_LIB", "/usr/lib/hpcnet-rdma/lib")
@@ -46,16 +47,32 @@ def make_runner(deadline, spent, memo=False):
     With ``memo`` (the reading of the node, which only reads), one run's answer to an argv stands for the
     whole check: a second reader asking the same (``rdma -j link show``: the fabric stage, then the rxe keys
     of the drift stage) gets it again, not a second tool run of ~45 ms on a lab VM.  Nothing outlives the
-    process; Slurm's runner (scontrol reads what its own update changed) has no memo."""
+    process; Slurm's runner (scontrol reads what its own update changed) has no memo.  The drift stage runs
+    in a thread (health/_check.read): a second asker of an argv still running waits for that run's answer."""
     seen = {}
+    lock = threading.Lock()
 
     def run(argv):
-        key = tuple(argv)
         if not memo:
             return run_once(argv)
-        if key not in seen:
-            seen[key] = run_once(argv)
-        return seen[key]
+        key = tuple(argv)
+        with lock:                      # the drift stage runs in a thread: the first asker runs, the other waits
+            cell = seen.get(key)
+            first = cell is None
+            if first:
+                cell = seen[key] = {"done": threading.Event()}
+        if first:
+            try:
+                cell["answer"] = run_once(argv)
+            except BaseException as e:
+                cell["error"] = e
+                raise
+            finally:
+                cell["done"].set()
+        cell["done"].wait()
+        if "error" in cell:
+            raise cell["error"]
+        return cell["answer"]
 
     def run_once(argv):
         left = deadline - time.monotonic()
@@ -216,6 +233,7 @@ def main(argv=None):
         return 2
     deadline = started + budget
     host = Host(root=args.root, runner=make_runner(deadline, _health.BudgetSpent, memo=True), bin_path=bin_path)
+    host.concurrent_reads = True      # its runner is safe in threads: the journal's domains are read side by side
 
     # The last resort against a read that never returns (a wedged device's sysfs file): past twice the
     # budget the check stops and says so - a warning, since a stuck read proves nothing about the fabric.

@@ -167,6 +167,38 @@ def test_the_reading_runner_runs_an_argv_once_the_slurm_runner_every_time(progra
     assert [slurm([str(script), "a"])[1] for _i in range(2)] == ["3\n", "4\n"]
 
 
+def test_the_reading_runner_runs_an_argv_once_when_two_threads_ask_at_once(program, tmp_path):
+    """The drift stage runs in a thread: both stages asking 'rdma -j link show' while the first run is still
+    going get that one run's answer (the second waits for it), and a run cut off by the budget is that error for both."""
+    import threading
+    counter = tmp_path / "count"
+    script = tmp_path / "tool"
+    script.write_text("#!/bin/sh\necho x >> %s\nsleep 0.3\nwc -l < %s\n" % (counter, counter))
+    script.chmod(0o755)
+    reading = program.make_runner(program.time.monotonic() + 30, RuntimeError, memo=True)
+    answers = []
+    threads = [threading.Thread(target=lambda: answers.append(reading([str(script)])[1])) for _i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert answers == ["1\n"] * 3 and counter.read_text() == "x\n"
+    spent = program.make_runner(program.time.monotonic() + 0.1, RuntimeError, memo=True)
+    errors = []
+
+    def ask():
+        try:
+            spent([str(script), "cut"])
+        except RuntimeError as e:
+            errors.append(str(e))
+    threads = [threading.Thread(target=ask) for _i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert len(errors) == 2 and len(set(errors)) == 1 and "timed out" in errors[0]
+
+
 def test_tools_are_found_on_path_then_in_sbin_and_only_when_executable(program, tmp_path, monkeypatch):
     bin_dir, sbin = tmp_path / "bin", tmp_path / "sbin"
     for d in (bin_dir, sbin):

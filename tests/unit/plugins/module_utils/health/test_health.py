@@ -302,14 +302,64 @@ def test_the_manifest_is_judged_on_the_attributes_the_controller_learns_from(tmp
     assert [(f["code"], f.get("item")) for f in found if f["severity"] == "drain"] == [("manifest.differs", "mtu")]
 
 
-def test_the_budget_skips_what_it_cannot_read_and_says_so(tmp_path):
+def test_the_budget_skips_what_it_cannot_read_and_says_so(tmp_path, monkeypatch):
+    """The fabric stage takes 2.5 s of a 2 s budget: limits and hardware (after it) are not read; drift, which
+    runs beside it from the start, is."""
     n = lab(tmp_path)
-    ticks = iter([0.0, 0.0, 2.5, 2.6, 2.6, 2.7, 2.8, 3.0])          # the fabric stage takes 2.5 s of a 2 s budget
-    out = _health.run(n.host(), dict(OPTS, budget=2.0), None, None, clock=lambda: next(ticks))
-    assert out["facts"]["skipped"] == ["drift", "limits", "hardware"]
+    now = [0.0]
+    gather = _health._fabric.gather
+
+    def slow_gather(*args):
+        out = gather(*args)
+        now[0] = 2.5
+        return out
+    monkeypatch.setattr(_health._fabric, "gather", slow_gather)
+    out = _health.run(n.host(), dict(OPTS, budget=2.0), None, None, clock=lambda: now[0])
+    assert out["facts"]["skipped"] == ["limits", "hardware"]
+    assert "drift" in out["facts"] and "fabric" in out["facts"]["stages"]
     budget = [f for f in out["findings"] if f["code"] == "budget.exceeded"]
-    assert budget and budget[0]["severity"] == "warn" and "not read: drift, limits, hardware" in budget[0]["evidence"]
+    assert budget and budget[0]["severity"] == "warn" and "not read: limits, hardware" in budget[0]["evidence"]
     assert out["verdict"]["rc"] == 0                                  # an overrun is named, never a drain
+
+
+def test_a_budget_spent_before_the_start_reads_nothing(tmp_path):
+    n = lab(tmp_path)
+    out = _health.run(n.host(), dict(OPTS, budget=2.0), None, None, clock=iter([0.0] + [2.0] * 10).__next__)
+    assert out["facts"]["skipped"] == ["fabric", "drift", "limits", "hardware"]
+    assert not out["facts"]["stages"] and "fabric" not in out["facts"]
+
+
+def test_the_drift_stage_runs_beside_the_fabric_stage_and_a_cut_in_it_drops_only_its_own_facts(tmp_path, monkeypatch):
+    """drift runs in a thread while fabric reads: fabric's tool run waits until drift's has started (it would
+    wait forever, caught by the timeout, if they ran one after the other); the budget cutting drift's tool run
+    off names drift as not read and keeps what the other stages read."""
+    import threading
+    n = lab(tmp_path)
+    started = threading.Event()
+
+    def spent_drift(*args):
+        started.set()
+        raise _health.BudgetSpent("dpkg-query not run: the time budget is spent")
+    gather = _health._fabric.gather
+
+    def waiting_gather(*args):
+        assert started.wait(10), "the drift stage did not run beside the fabric stage"
+        return gather(*args)
+    monkeypatch.setattr(_health._status, "read", spent_drift)
+    monkeypatch.setattr(_health._fabric, "gather", waiting_gather)
+    out = _health.run(n.host(), OPTS, None, None)
+    assert out["facts"]["skipped"] == ["drift"] and "drift" not in out["facts"]
+    assert set(out["facts"]["stages"]) == {"fabric", "limits", "hardware"} and out["facts"]["data_interfaces"]
+
+
+def test_a_bug_in_the_drift_thread_is_raised_not_lost(tmp_path, monkeypatch):
+    n = lab(tmp_path)
+
+    def broken(*args):
+        raise KeyError("bug")
+    monkeypatch.setattr(_health._status, "read", broken)
+    with pytest.raises(KeyError):
+        _health.run(n.host(), OPTS, None, None)
 
 
 def test_a_missing_data_interface_is_a_read_failure_not_a_crash(tmp_path):
