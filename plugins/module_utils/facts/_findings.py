@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, List, Optional
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ethtool
 from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _fabric
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _iproute
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _pkgtools
 from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
 from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _plan as _irqplan
 from ansible_collections.hpcnet.rdma.plugins.module_utils.services import _domain as _service
@@ -29,7 +30,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import Ho
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
 
-DPKG_STATUS = "/var/lib/dpkg/status"
+DPKG_STATUS = _pkgtools.DPKG_STATUS
 LIBIBVERBS_GLOBS = ("/usr/lib/*/libibverbs.so.1.*.*", "/usr/lib64/libibverbs.so.1.*.*", "/usr/lib/libibverbs.so.1.*.*")
 LIMITS = "/etc/security/limits.conf"
 LIMITS_D = "/etc/security/limits.d"
@@ -38,32 +39,19 @@ UNLIMITED = -1
 
 
 def _stanza_version(stanza: str, package: str) -> Optional[str]:
-    fields = {}
-    for line in stanza.splitlines():
-        if ":" in line and not line.startswith(" "):
-            k, v = line.split(":", 1)
-            fields[k.strip()] = v.strip()
+    fields = _pkgtools.stanza_fields(stanza)
     if fields.get("Package") == package and "installed" in fields.get("Status", "").split():
         return fields.get("Version")
     return None
 
 
 def parse_dpkg_status_version(text: str, package: str) -> Optional[str]:
-    """``Version:`` of an installed ``package`` in /var/lib/dpkg/status, None when absent.
-
-    The stanzas that start a line with ``Package: NAME`` (as dpkg writes them) are parsed first: the file
-    holds every package of the node (a few MB, 80 ms to parse whole on a lab VM, where the health check
-    reads it); the whole file only when none of them is the installed package."""
-    needle = "Package: %s\n" % package
-    at = text.find(needle)
-    while at >= 0:
-        if at == 0 or text[at - 1] == "\n":
-            start = text.rfind("\n\n", 0, at)
-            end = text.find("\n\n", at)
-            version = _stanza_version(text[start + 2 if start >= 0 else 0:end if end >= 0 else len(text)], package)
-            if version is not None:
-                return version
-        at = text.find(needle, at + 1)
+    """``Version:`` of an installed ``package`` in /var/lib/dpkg/status, None when absent: its stanzas
+    (``_pkgtools.dpkg_stanzas``), the whole file only when none of them is the installed package."""
+    for stanza in _pkgtools.dpkg_stanzas(text, package):
+        version = _stanza_version(stanza, package)
+        if version is not None:
+            return version
     for stanza in text.split("\n\n"):
         version = _stanza_version(stanza, package)
         if version is not None:

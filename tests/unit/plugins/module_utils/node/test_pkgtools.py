@@ -6,6 +6,8 @@
 outputs (tests/unit/fixtures/README.md)."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _pkg
@@ -124,3 +126,36 @@ def test_parsers_are_declared_with_their_actions(tmp_path):
     host, _rec = host_answering(tmp_path, 0, "rdma-core\tinstalled\nperftest\tconfig-files\n", bin_dir="")
     assert _pkgtools.DPKG_QUERY.call(host, "status", names=["rdma-core", "perftest"]) == {
         "rdma-core": "installed", "perftest": "config-files"}
+
+
+def test_dpkg_status_states_equal_dpkg_query_for_every_package_of_a_real_status_file():
+    """The pkg domain reads the packages' states from dpkg's status file instead of running dpkg-query:
+    on this machine's own /var/lib/dpkg/status (Debian 12, a few thousand stanzas, some config-files) the
+    reader gives what this machine's dpkg-query -W gives for every package it holds, and for names that are
+    a prefix of one or absent (left out by both)."""
+    import shutil
+    import subprocess
+    real = _pkgtools.DPKG_STATUS
+    if not os.path.exists(real) or shutil.which("dpkg-query") is None:
+        pytest.fail("this test needs a Debian machine (dpkg's status file and dpkg-query)")
+    with open(real, encoding="utf-8", errors="surrogateescape") as f:
+        text = f.read()
+    names = sorted(set(line[9:] for line in text.splitlines() if line.startswith("Package: ")))
+    assert len(names) > 100
+    names += ["rdma", "no-such-package", names[0][:-1]]
+    argv = _pkgtools.DPKG_QUERY.argv("status", names=names)
+    run = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False,
+                         env=dict(os.environ, LC_ALL="C"))
+    assert _pkgtools.parse_dpkg_status_states(text, names) == _pkgtools.parse_dpkg_query_status(run.stdout)
+
+
+@pytest.mark.parametrize("text, states", [
+    ("Package: a\nStatus: install ok installed\nVersion: 1\n\nPackage: b\nStatus: deinstall ok config-files\n", {"a": "installed", "b": "config-files"}),
+    ("Package: ab\nStatus: install ok installed\n", {}),                          # "a" is only a prefix
+    ("Package: a\nStatus: install ok installed\nArchitecture: amd64\n\nPackage: a\nStatus: install ok not-installed\n"
+     "Architecture: i386\n", {"a": "not-installed"}),                            # one per architecture: the last, as dpkg-query's lines
+    ("Description: x\n Package: a\nPackage: c\nStatus: install ok installed\n", {}),   # a continuation line is no field
+    ("Package:  a\nStatus: install reinstreq half-installed\n", {"a": "half-installed"}),   # found by the whole parse
+])
+def test_dpkg_status_states(text, states):
+    assert _pkgtools.parse_dpkg_status_states(text, ["a", "b"]) == states
