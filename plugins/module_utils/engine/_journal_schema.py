@@ -34,8 +34,9 @@ Layout (``/var/lib/hpcnet-rdma/`` by default)::
 from __future__ import annotations
 
 import posixpath
-import re
 from typing import Any, Dict, Iterable
+
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re
 
 SCHEMA = 2
 READABLE_SCHEMAS = (1, 2)   # schema 1 had no targets; it is upgraded in memory and written as 2
@@ -47,8 +48,8 @@ KEY_PREFIXES = frozenset(["sysctl", "nic", "file", "irq", "service", "pkg", "kmo
 # Prefixes whose target is a node path: it must be absolute and normalised (no ``..``).
 PATH_PREFIXES = frozenset(["file", "dir", "devnode"])
 STATUSES = ("applying", "applied")
-_KEY = re.compile(r"^([a-z_]+):([^\x00-\x1f\x7f]+)$")
-_MODE = re.compile(r"^0?[0-7]{3,4}$")
+_KEY = lazy_re(r"^([a-z_]+):([^\x00-\x1f\x7f]+)$")
+_MODE = lazy_re(r"^0?[0-7]{3,4}$")
 _TOP_FIELDS = frozenset(["schema", "originals", "generations", "next_generation", "targets"])
 _TARGET_FIELDS = frozenset(["keys", "node", "run", "seq"])
 _ORIGINAL_FIELDS = frozenset(["value", "generation", "seq"])

@@ -28,13 +28,13 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _nvidia_sm
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _procnet
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re, ParseError
 
 IB = "/sys/class/infiniband"
 # ethtool -S counters that mean trouble (errors, drops, discards, pause frames, buffer exhaustion; ena's
 # *_allowance_exceeded: packets queued or dropped at the instance's bandwidth/pps/conntrack limits)
-_TROUBLE = re.compile(r"(err|drop|discard|pause|out_of_buffer|crc|miss|timeout|fifo|over_?run|no_?buf|allowance_exceeded)",
-                      re.IGNORECASE)
+_TROUBLE = lazy_re(r"(err|drop|discard|pause|out_of_buffer|crc|miss|timeout|fifo|over_?run|no_?buf|allowance_exceeded)",
+                   re.IGNORECASE)
 SYSFS_COUNTERS = ("rx_errors", "tx_errors", "rx_dropped", "tx_dropped", "rx_missed_errors",
                   "rx_crc_errors", "rx_fifo_errors", "tx_fifo_errors")
 RDMA_MODULES = ("ib_core", "ib_uverbs", "ib_umad", "rdma_cm", "rdma_ucm", "ib_ipoib", "mlx5_ib", "mlx4_ib",

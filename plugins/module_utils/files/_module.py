@@ -10,7 +10,6 @@ one module call (one Python start, one payload, one connection round trip for al
 from __future__ import annotations
 
 import os
-import re
 from typing import Optional
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
@@ -19,6 +18,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._engine import 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_file import DEFAULT_DIR
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re
 
 ARGUMENT_SPEC = _spec.argument_spec(dict(
     files=dict(type="list", elements="dict", required=True, options=dict(
@@ -29,7 +29,7 @@ ARGUMENT_SPEC = _spec.argument_spec(dict(
     )),
 ), _spec.JOURNAL_DIR, _spec.RUN)
 
-_MODE = re.compile(r"^0?[0-7]{3}$")
+_MODE = lazy_re(r"^0?[0-7]{3}$")
 # Kernel and device filesystems: their entries are not files a rename can replace (a /proc/sys value is
 # sysctl_tuning's, a device node devnode's).
 KERNEL_TREES = ("/proc", "/sys", "/dev")

@@ -27,14 +27,14 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._lspci import LSPCI
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_file import DEFAULT_DIR
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_schema import JournalError
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re, ParseError
 
 PCIE = ("current_link_speed", "max_link_speed", "current_link_width", "max_link_width")
 # IB port counters (sysfs counters/ and hw_counters/) that mean trouble when they grow
-_PORT_TROUBLE = re.compile(r"(err|discard|downed|recovery|overrun|out_of_sequence|seq_err|out_of_buffer|timeout)",
-                           re.IGNORECASE)
+_PORT_TROUBLE = lazy_re(r"(err|discard|downed|recovery|overrun|out_of_sequence|seq_err|out_of_buffer|timeout)",
+                        re.IGNORECASE)
 EXPECTED = (HostError, JournalError, ParseError, ValueError, OSError)
-_BDF = re.compile(r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
+_BDF = lazy_re(r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 # the apps' GID index settings: (option naming the file, key) - the files fabric_app_config writes
 GID_KEYS = tuple((option, dict(keys)["gid_index"]) for _app, option, keys in _findings_node.APP_KEYS)
 

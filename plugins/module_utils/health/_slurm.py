@@ -12,18 +12,17 @@ node the check failed with ``Reason=hpcnet-rdma:<code> <summary>``; resume it on
 """
 from __future__ import annotations
 
-import re
 from typing import Any, Dict, Optional
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re, ParseError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._runner import Tool
 
 OURS = "hpcnet-rdma:"
-_FIELD = re.compile(r"(?:^|\s)([A-Za-z][A-Za-z0-9_/:.-]*)=")
+_FIELD = lazy_re(r"(?:^|\s)([A-Za-z][A-Za-z0-9_/:.-]*)=")
 # slurmctld ends every reason with [user@time]: the reason is everything up to that (spaces and '=' too);
 # one without it (never seen, kept for safety) ends at the next field
-_REASON = re.compile(r"(?:^|\s)Reason=(.*?) \[([^\]@\s]*)@([^\]\s]*)\](?=\s|$)")
-_REASON_BARE = re.compile(r"(?:^|\s)Reason=(.*?)(?=\s+[A-Za-z][A-Za-z0-9_]*=|\s*$)")
+_REASON = lazy_re(r"(?:^|\s)Reason=(.*?) \[([^\]@\s]*)@([^\]\s]*)\](?=\s|$)")
+_REASON_BARE = lazy_re(r"(?:^|\s)Reason=(.*?)(?=\s+[A-Za-z][A-Za-z0-9_]*=|\s*$)")
 
 
 def parse_node(text: str) -> Dict[str, Any]:

@@ -7,10 +7,9 @@ and the text form's ``name value`` / ``name k:v ...`` lines, per-priority arrays
 Each reader raises ParseError naming the tool and the field."""
 from __future__ import annotations
 
-import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError, split_lines
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re, ParseError, split_lines
 
 PRIOS = 8   # IEEE 802.1p priorities
 
@@ -102,7 +101,7 @@ def ranged(value: int, field: str, tool: str) -> int:
 
 
 # print_size (iproute2 lib/json_print.c): bytes with b, Kb, Mb, Gb in powers of 1024
-SIZE = re.compile(r"^(?P<n>\d+(?:\.\d+)?)(?P<unit>[KMG]?)b$")
+SIZE = lazy_re(r"^(?P<n>\d+(?:\.\d+)?)(?P<unit>[KMG]?)b$")
 
 
 def size_bytes(token: str, tool: str) -> int:

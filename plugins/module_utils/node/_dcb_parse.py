@@ -11,12 +11,11 @@ booleans for on/off values (json_print's print_on_off), arrays for the per-prior
 """
 from __future__ import annotations
 
-import re
 from typing import Any, Dict, List
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._dcb_fields import (
     PRIOS, is_json, isnum, json_bool, json_uint, ranged, size_bytes, text_fields, text_tokens, text_u8_array, text_uint)
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError, load_json_object
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re, load_json_object, ParseError
 
 
 def parse_dcb_pfc_json(text: str) -> Dict[str, Any]:
@@ -73,7 +72,7 @@ _APP_FIELDS = (("dscp_prio", "dscp-prio", 63), ("ethtype_prio", "ethtype-prio", 
 # /etc/iproute2/rt_dsfield: the names ``dcb app show`` prints for DSCPs (without -N); values are DSCPs
 _DSCP_NAMES = dict([("default", 0), ("EF", 46)] + [("CS%d" % n, 8 * n) for n in range(8)]
                    + [("AF%d%d" % (c, d), 8 * c + 2 * d) for c in range(1, 5) for d in range(1, 4)])
-_PCP_KEY = re.compile(r"^([0-7])(nd|de)?$")
+_PCP_KEY = lazy_re(r"^([0-7])(nd|de)?$")
 
 
 def parse_dcb_pfc(text: str) -> Dict[str, Any]:
@@ -252,7 +251,7 @@ def parse_dcb_ets(text: str) -> Dict[str, Any]:
 
 
 # print_rate: bit/s with bit, Kbit, Mbit, Gbit, Tbit in powers of 1000 (or Kibit ... with -i)
-_RATE = re.compile(r"^(?P<n>\d+(?:\.\d+)?)(?P<unit>[KMGT]?)(?P<iec>i?)bit$")
+_RATE = lazy_re(r"^(?P<n>\d+(?:\.\d+)?)(?P<unit>[KMGT]?)(?P<iec>i?)bit$")
 
 
 def parse_dcb_buffer(text: str) -> Dict[str, Any]:

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Union
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import NotSupported
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import (
-    NA, ParseError, int_or_none, load_json, snake, split_field, split_lines)
+    lazy_re, NA, ParseError, int_or_none, load_json, snake, split_field, split_lines)
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._runner import Tool
 
 Scalar = Union[int, str, None]
@@ -40,9 +40,9 @@ _DRIVER_KEYS = (
 )
 
 # "Adaptive RX: on  TX: off", "CQE mode RX: n/a  TX: n/a"
-_RX_TX_PAIR = re.compile(r"^(?P<label>[A-Za-z][A-Za-z ]*?)\s+RX:\s*(?P<rx>\S+)\s+TX:\s*(?P<tx>\S+)$")
+_RX_TX_PAIR = lazy_re(r"^(?P<label>[A-Za-z][A-Za-z ]*?)\s+RX:\s*(?P<rx>\S+)\s+TX:\s*(?P<tx>\S+)$")
 # "rx-usecs: 8", "rx-usecs:\t8", and "tx-aggr-time-usecs\t0" (ethtool 6.x prints that one without a colon)
-_COALESCE_FIELD = re.compile(r"^(?P<name>[a-z][a-z0-9-]*)(?::\s*|\s+)(?P<value>\S.*)$")
+_COALESCE_FIELD = lazy_re(r"^(?P<name>[a-z][a-z0-9-]*)(?::\s*|\s+)(?P<value>\S.*)$")
 
 
 def _scalar(value: str) -> Scalar:
@@ -235,7 +235,7 @@ def parse_ethtool_stats(text: str) -> Dict[str, int]:
 # device's text output.
 # What an ethtool without --json for the subcommand answers (6.1: "bad command line argument(s)";
 # 6.14 for -l/-i: "JSON output not available for this subcommand").
-_NO_JSON = re.compile(r"bad command line argument|JSON output not available|unrecognized option")
+_NO_JSON = lazy_re(r"bad command line argument|JSON output not available|unrecognized option")
 _RING_JSON = {"rx-max": ("max", "rx"), "rx-mini-max": ("max", "rx_mini"), "rx-jumbo-max": ("max", "rx_jumbo"),
               "tx-max": ("max", "tx"), "rx": ("current", "rx"), "rx-mini": ("current", "rx_mini"),
               "rx-jumbo": ("current", "rx_jumbo"), "tx": ("current", "tx")}

@@ -12,12 +12,12 @@ import base64
 import binascii
 import errno
 import os
-import re
 import stat
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError, os_reason
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._trust import check_foreign, open_parent
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re
 
 # A file's state as the journal stores it: None means "absent"; a symbolic link is {"link": TARGET};
 # a regular file is {"content": TEXT, "mode": "0644"} plus, when they apply:
@@ -32,8 +32,8 @@ FileState = Optional[Dict[str, Any]]
 BASE64 = "base64"
 SELINUX_XATTR = "security.selinux"
 DIR_MODE = 0o755
-_FILE_MODE = re.compile(r"^0?[0-7]{3,4}$")
-_LABEL = re.compile(r"^[^\x00-\x20\x7f]+$")
+_FILE_MODE = lazy_re(r"^0?[0-7]{3,4}$")
+_LABEL = lazy_re(r"^[^\x00-\x20\x7f]+$")
 _NO_XATTRS = (errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENODATA)
 
 

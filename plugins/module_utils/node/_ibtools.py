@@ -19,18 +19,18 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import (
-    ParseError, int_or_none, load_json_list, snake, split_field, split_lines)
+    lazy_re, ParseError, int_or_none, load_json_list, snake, split_field, split_lines)
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._runner import Tool
 
 # ASCII digits only: str.isdigit() also accepts '²', which int() refuses
-_DIGITS = re.compile(r"^[0-9]+$")
+_DIGITS = lazy_re(r"^[0-9]+$")
 # IB MTU enum (enum ib_mtu / ibv_mtu) -> bytes
 IB_MTU_BYTES = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
 
 # "PORT_ACTIVE (4)", "4096 (5)", "2.5 Gbps (1)": value, then the enum in parentheses
-_ENUM_VALUE = re.compile(r"^(?P<text>.*?)\s*\((?P<enum>[0-9]+)\)$")
+_ENUM_VALUE = lazy_re(r"^(?P<text>.*?)\s*\((?P<enum>[0-9]+)\)$")
 # "GID[  0]:  fe80::5054:ff:fe12:3456, RoCE v2" (rdma-core >= 25) or the bare GID (older)
-_GID_LINE = re.compile(r"^GID\[\s*(?P<index>[0-9]+)\]:\s*(?P<gid>[0-9a-fA-F:.]+)(?:,\s*(?P<type>.+))?$")
+_GID_LINE = lazy_re(r"^GID\[\s*(?P<index>[0-9]+)\]:\s*(?P<gid>[0-9a-fA-F:.]+)(?:,\s*(?P<type>.+))?$")
 
 
 def _blocks(lines: List[str], start: Callable[[str], Optional[str]]) -> Tuple[List[str], List[Tuple[str, List[str]]]]:
@@ -185,7 +185,7 @@ def _int_field(value: str, tool: str, line: str) -> Optional[int]:
 
 
 # ibstat "Rate:" values: "100", "2.5" (1X SDR, soft-RoCE), "10 (FDR10)", "14.0625"
-_RATE = re.compile(r"^(?P<gbps>[0-9]+(?:\.[0-9]+)?)(?:\s*\((?P<name>[^)]*)\))?$")
+_RATE = lazy_re(r"^(?P<gbps>[0-9]+(?:\.[0-9]+)?)(?:\s*\((?P<name>[^)]*)\))?$")
 
 
 def ib_rate(value: str, tool: str, line: str) -> Tuple[Optional[float], Optional[str]]:
@@ -249,8 +249,8 @@ def parse_ibstat(text: str) -> Dict[str, Dict[str, Any]]:
     return _per_device(blocks, ca_block, tool, "no \"CA '...'\" line in output")
 
 
-_RDMA_TEXT_LINK = re.compile(r"^link\s+(?P<dev>\S+)/(?P<port>[0-9]+)(?P<rest>(?:\s.*)?)$")
-_RDMA_TEXT_DEV = re.compile(r"^(?P<index>[0-9]+):\s+(?P<dev>[^\s:]+):?(?P<rest>(?:\s.*)?)$")
+_RDMA_TEXT_LINK = lazy_re(r"^link\s+(?P<dev>\S+)/(?P<port>[0-9]+)(?P<rest>(?:\s.*)?)$")
+_RDMA_TEXT_DEV = lazy_re(r"^(?P<index>[0-9]+):\s+(?P<dev>[^\s:]+):?(?P<rest>(?:\s.*)?)$")
 
 
 def _is_json(text: Any) -> bool:

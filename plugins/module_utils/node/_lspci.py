@@ -16,15 +16,14 @@ another user it prints ``Capabilities: <access denied>``).  Lines look like (tes
 """
 from __future__ import annotations
 
-import re
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re, ParseError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._runner import Tool
 
-_DEVICE = re.compile(r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] ")
-_EXPRESS = re.compile(r"^\s*Capabilities: \[[0-9a-f]+\] Express \(v\d\) (.+?)(?: \(Slot[+-]\))?, ")
-_FLAGS = re.compile(r"([A-Za-z][A-Za-z0-9]*)([+-])(?=\s|$)")
+_DEVICE = lazy_re(r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] ")
+_EXPRESS = lazy_re(r"^\s*Capabilities: \[[0-9a-f]+\] Express \(v\d\) (.+?)(?: \(Slot[+-]\))?, ")
+_FLAGS = lazy_re(r"([A-Za-z][A-Za-z0-9]*)([+-])(?=\s|$)")
 
 
 def _flags(text: str) -> Dict[str, bool]:

@@ -10,22 +10,21 @@ mlnx_qos has no JSON mode; the report is parsed by its labels ("Priority trust s
 """
 from __future__ import annotations
 
-import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import (
-    ParseError, int_or_none, is_not_supported, split_lines)
+    lazy_re, ParseError, int_or_none, is_not_supported, split_lines)
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._runner import Failure, Tool
 
 _PRIOS = 8   # IEEE 802.1p priorities
 
-_MLNX_DSCP_LINE = re.compile(r"^prio:\s*(?P<prio>\d+)\s+dscp:\s*(?P<list>[\d,\s]*)$")
-_MLNX_TC_LINE = re.compile(r"^tc:\s*(?P<tc>\d+)\s+ratelimit:\s*(?P<rate>[^,]+),\s*tsa:\s*(?P<tsa>[^,]+?)"
-                           r"(?:,\s*bw:\s*(?P<bw>\d+)\s*%?)?\s*$")
+_MLNX_DSCP_LINE = lazy_re(r"^prio:\s*(?P<prio>\d+)\s+dscp:\s*(?P<list>[\d,\s]*)$")
+_MLNX_TC_LINE = lazy_re(r"^tc:\s*(?P<tc>\d+)\s+ratelimit:\s*(?P<rate>[^,]+),\s*tsa:\s*(?P<tsa>[^,]+?)"
+                        r"(?:,\s*bw:\s*(?P<bw>\d+)\s*%?)?\s*$")
 # the total printed after the 8 buffer sizes: "total_size=N" (MLNX_OFED 5.x) or "max_buffer_size=N" (mlnx-tools
 # commit b8c08c5, MLNX_OFED/DOCA-OFED 23.10 and later); OFED 4.x-5.x of 2022 printed only a trailing comma
-_MLNX_BUFFER_TOTAL = re.compile(r"^(?P<name>[a-z_]+)=(?P<value>\d+)$")
+_MLNX_BUFFER_TOTAL = lazy_re(r"^(?P<name>[a-z_]+)=(?P<value>\d+)$")
 
 
 def _int_row(line: str, label: str, tool: str) -> List[int]:

@@ -15,11 +15,11 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re, ParseError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._runner import Tool
 
 EXTRA_COLUMNS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
-_GPU = re.compile(r"^GPU\d+$")
+_GPU = lazy_re(r"^GPU\d+$")
 
 
 def _cells(line: str) -> List[str]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Optional
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import split_field
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re, split_field
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._runner import Tool
 
 
@@ -38,7 +38,7 @@ def parse_apt_cache_policy(text: str) -> Dict[str, Dict[str, Optional[str]]]:
     return out
 
 
-_APT_ACTION = re.compile(r"^(?P<op>Inst|Remv|Purg)\s+(?P<name>\S+)(?:\s+\[(?P<old>[^\]]+)\])?(?:\s+\((?P<new>\S+).*\))?")
+_APT_ACTION = lazy_re(r"^(?P<op>Inst|Remv|Purg)\s+(?P<name>\S+)(?:\s+\[(?P<old>[^\]]+)\])?(?:\s+\((?P<new>\S+).*\))?")
 
 
 def parse_apt_simulate(text: str) -> Dict[str, List[Dict[str, Optional[str]]]]:

@@ -9,7 +9,6 @@ interface and its state through it (:func:`observe_nic`, dcb or mlnx_qos), the m
 """
 from __future__ import annotations
 
-import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb
@@ -17,7 +16,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ibtools
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _mlnx_qos
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError, NotSupported
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re, ParseError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos._domain import CONFIGFS, IB_SYSFS, PRIORITIES, RDMACM, ROCE_MODES, cm_dir
 
 BACKEND_TOOLS = {"mlnx_qos": "NVIDIA's mlnx-tools (MLNX_OFED / DOCA-OFED) provides it",
@@ -136,7 +135,7 @@ def _safe_read(host: Host, path: str) -> Optional[str]:
     return None if text is None else text.strip()
 
 
-_EMPTY_GID = re.compile(r"^[0:]+$")
+_EMPTY_GID = lazy_re(r"^[0:]+$")
 
 
 def _gid_index(host: Host, port_dir: str, mode: str) -> Optional[int]:

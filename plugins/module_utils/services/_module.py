@@ -9,17 +9,17 @@ one module call (one Python start, one payload, one connection round trip for al
 """
 from __future__ import annotations
 
-import re
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.services import _domain as _service
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._engine import Engine
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re
 
 # systemd.unit(5): the unit types, and the characters a unit name may hold
 UNIT_TYPES = ("service", "socket", "device", "mount", "automount", "swap", "target", "path", "timer", "slice", "scope")
-UNIT_RE = re.compile(r"^[A-Za-z0-9:_.\\-]+(@[A-Za-z0-9:_.\\-]+)?\.(%s)$" % "|".join(UNIT_TYPES))
+UNIT_RE = lazy_re(r"^[A-Za-z0-9:_.\\-]+(@[A-Za-z0-9:_.\\-]+)?\.(%s)$" % "|".join(UNIT_TYPES))
 NAME_MAX = 255
 # stopping these ends the SSH connection this task and any rollback run over
 CONNECTION_UNITS = ("ssh.service", "sshd.service")

@@ -16,12 +16,12 @@ getty and ``user@.service`` hand it to every login — so it is an explicit opt-
 """
 from __future__ import annotations
 
-import re
 from typing import Any, Dict, List, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _kmodfiles
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re
 
 MODULES_LOAD = "/etc/modules-load.d/hpcnet-rdma.conf"
 MODPROBE_CONF = "/etc/modprobe.d/hpcnet-rdma.conf"
@@ -33,18 +33,18 @@ RXE_UNIT = "/etc/systemd/system/hpcnet-rdma-rxe.service"
 RXE_LINK = "/etc/systemd/system/multi-user.target.wants/hpcnet-rdma-rxe.service"
 DEV_DIR = "/dev/infiniband"
 
-MODULE_RE = re.compile(r"^[A-Za-z0-9_-]+$")
-NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
+MODULE_RE = lazy_re(r"^[A-Za-z0-9_-]+$")
+NAME_RE = lazy_re(r"^[A-Za-z0-9_.-]+$")
 IFNAMSIZ = 16              # a network interface name has at most IFNAMSIZ - 1 bytes (dev_valid_name)
 IB_DEVICE_NAME_MAX = 64    # an RDMA device name has at most 63 (rdma link add: nla_strscpy)
 MEMLOCK_SYSTEMD = ("services", "global", "none")
 # services that start login sessions: a LimitMEMLOCK on them reaches every user who logs in through them
-LOGIN_SERVICE_RE = re.compile(r"^(ssh|sshd|console-getty|gdm|lightdm|sddm|xrdp|systemd-logind|"
-                              r"(getty|serial-getty|container-getty|autovt|user)@.*)\.service$")
+LOGIN_SERVICE_RE = lazy_re(r"^(ssh|sshd|console-getty|gdm|lightdm|sddm|xrdp|systemd-logind|"
+                           r"(getty|serial-getty|container-getty|autovt|user)@.*)\.service$")
 # what systemd-escape --path keeps as is (unit_name_path_escape: letters, digits, ':', '_', '.')
 _UNIT_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:_.")
-UNIT_RE = re.compile(r"^[A-Za-z0-9:_.@-]+\.service$")
-MODE_RE = re.compile(r"^0?[0-7]{3}$")
+UNIT_RE = lazy_re(r"^[A-Za-z0-9:_.@-]+\.service$")
+MODE_RE = lazy_re(r"^0?[0-7]{3}$")
 # device-node kinds: (udev subsystem, kernel name pattern, /dev/infiniband name prefix)
 DEVICES = {
     "uverbs": ("infiniband_verbs", "uverbs*", "uverbs"),

@@ -15,7 +15,6 @@ replays in reverse, removes dependents before what they depend on.
 """
 from __future__ import annotations
 
-import re
 import sys
 from typing import Any, Dict, List, Tuple
 
@@ -23,8 +22,9 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _pkgtools
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re
 
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9+._-]*$")
+NAME_RE = lazy_re(r"^[A-Za-z0-9][A-Za-z0-9+._-]*$")
 # where each package manager's tools live (stock paths; resolved under the Host root for tests)
 MANAGERS = (("apt", ("/usr/bin/apt-get", "/usr/bin/dpkg-query")), ("dnf", ("/usr/bin/dnf", "/usr/bin/rpm")))
 

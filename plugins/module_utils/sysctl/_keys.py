@@ -12,6 +12,7 @@ import re
 from typing import Any, Dict, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re
 
 DEFAULT_FILE = "/etc/sysctl.d/90-hpcnet-rdma.conf"
 # systemd-sysctl(8) / sysctl.d(5): same basename → the earlier directory wins; then all files are
@@ -22,7 +23,7 @@ SYSCTL_CONF = "/etc/sysctl.conf"
 # Where the file this collection owns may live: the admin's persistent sysctl.d directories.
 # /run/sysctl.d does not survive a reboot; /usr/lib/sysctl.d and /lib/sysctl.d are the packages'.
 FILE_DIRS = ("/etc/sysctl.d", "/usr/local/lib/sysctl.d")
-_FILE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@+-]*\.conf$")
+_FILE_NAME = lazy_re(r"^[A-Za-z0-9_][A-Za-z0-9_.@+-]*\.conf$")
 
 # Tunables this collection knows: kind ("int", "ints:N", "str") and scope ("netns": each network
 # namespace has its own copy; "global": one per kernel).  A known key that is absent or read-only
@@ -69,8 +70,8 @@ CATALOG: Dict[str, Tuple[str, str]] = {
     "kernel.sched_autogroup_enabled": ("int", "global"),
 }
 
-_KEY_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@+\-/]*$")
-_INT_RE = re.compile(r"^-?[0-9]+$")
+_KEY_RE = lazy_re(r"^[A-Za-z0-9_][A-Za-z0-9_.:@+\-/]*$")
+_INT_RE = lazy_re(r"^-?[0-9]+$")
 _SWAP = str.maketrans("./", "/.")
 # String sysctls whose values the kernel names somewhere: a list in /proc, and the modules it
 # loads on write (tcp_NAME, sch_NAME).  tcp_diag is socket monitoring, not a congestion control.

@@ -27,19 +27,19 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, Optional
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError, split_lines
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re, ParseError, split_lines
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._runner import Tool
 
 TOOL = "ibnetdiscover"
 KINDS = {"S": "switch", "H": "ca", "R": "router", "SW": "switch", "CA": "ca", "RT": "router",
          "Switch": "switch", "Ca": "ca", "Rt": "router"}
 _TABLE = {"switch": "switches", "ca": "cas", "router": "routers"}
-_NODE = re.compile(r'^(Switch|Ca|Rt)\s+(\d+)\s+"([SHR])-([0-9a-fA-F]{1,16})"\s*(?:#\s*"([^"]*)"(.*))?$')
-_LINK = re.compile(r'^\[(\d+)\](?:\[ext \d+\])?(?:\(([0-9a-fA-F]+)\))?\s+"([SHR])-([0-9a-fA-F]{1,16})"\[(\d+)\]'
-                   r'(?:\[ext \d+\])?(?:\(([0-9a-fA-F]+)\))?\s*(?:#\s*(.*))?$')
-_PORT = re.compile(r"^(SW|CA|RT)\s+(\d+)\s+(\d+)\s+0x([0-9a-fA-F]{1,16})\s+(\S+)\s+(\S+)\s*(.*)$")
-_PEER = re.compile(r"^-\s+(SW|CA|RT)\s+(\d+)\s+(\d+)\s+0x([0-9a-fA-F]{1,16})\s+\(\s*'(.*?)'\s+-\s+'(.*)'\s*\)$")
-_LID = re.compile(r"\blid (\d+)")
+_NODE = lazy_re(r'^(Switch|Ca|Rt)\s+(\d+)\s+"([SHR])-([0-9a-fA-F]{1,16})"\s*(?:#\s*"([^"]*)"(.*))?$')
+_LINK = lazy_re(r'^\[(\d+)\](?:\[ext \d+\])?(?:\(([0-9a-fA-F]+)\))?\s+"([SHR])-([0-9a-fA-F]{1,16})"\[(\d+)\]'
+                r'(?:\[ext \d+\])?(?:\(([0-9a-fA-F]+)\))?\s*(?:#\s*(.*))?$')
+_PORT = lazy_re(r"^(SW|CA|RT)\s+(\d+)\s+(\d+)\s+0x([0-9a-fA-F]{1,16})\s+(\S+)\s+(\S+)\s*(.*)$")
+_PEER = lazy_re(r"^-\s+(SW|CA|RT)\s+(\d+)\s+(\d+)\s+0x([0-9a-fA-F]{1,16})\s+\(\s*'(.*?)'\s+-\s+'(.*)'\s*\)$")
+_LID = lazy_re(r"\blid (\d+)")
 
 
 def guid(text: str) -> str:
