@@ -23,7 +23,6 @@ counters from STATE (under /run: a reboot starts a new baseline).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import signal
@@ -191,18 +190,72 @@ def slurm(host, health, slurm_mod, name, spent):
     return decision
 
 
+# (flag, destination, value type or None for a switch, default, help) - parsed by parse_args
+OPTIONS = (
+    ("--json", "json", None, False, "print every finding as JSON"),
+    ("--budget", "budget", float, None, "seconds to read the node in (default: the config's, else 2)"),
+    ("--slurm", "slurm", None, False, "drain/resume this node in Slurm"),
+    ("--node", "node", str, None, "the Slurm node name (default: SLURMD_NODENAME, else the short host name)"),
+    ("--config", "config", str, CONFIG, "the check's options (JSON, written by the role)"),
+    ("--manifest", "manifest", str, MANIFEST, "the fleet manifest (JSON, written by the role)"),
+    ("--state", "state", str, STATE, "the counters of the previous run (JSON)"),
+    ("--metrics-dir", "metrics_dir", str, None,
+     "node_exporter's textfile directory (default: the config's metrics_dir; '' = off)"),
+    ("--root", "root", str, "/", "prefix of every node path (tests)"),
+)
+
+
+class Args(object):
+    def __init__(self, **values):
+        self.__dict__.update(values)
+
+
+def usage():
+    return "usage: hpcnet-rdma-check [-h] " + " ".join(
+        "[%s]" % flag if kind is None else "[%s %s]" % (flag, dest.upper()) for flag, dest, kind, _d, _h in OPTIONS)
+
+
+def parse_args(argv):
+    """The options, with argparse's conventions (``--flag VALUE``, ``--flag=VALUE``, ``-h``/``--help``, a usage
+    error is exit 2 with the usage on stderr) but not argparse itself: importing it (with gettext, locale and
+    shutil) was 65 ms of the check's start on a lab VM under TCG (benchmarks/health_check.py)."""
+    table = dict((flag, (dest, kind)) for flag, dest, kind, _d, _h in OPTIONS)
+    values = dict((dest, default) for _f, dest, _k, default, _h in OPTIONS)
+
+    def fail(msg):
+        sys.stderr.write("%s\nhpcnet-rdma-check: error: %s\n" % (usage(), msg))
+        raise SystemExit(2)
+    args = list(argv)
+    while args:
+        arg = args.pop(0)
+        if arg in ("-h", "--help"):
+            lines = [usage(), "", __doc__.split("\n", maxsplit=1)[0], "", "options:", "  -h, --help  show this help and exit"]
+            lines += ["  %s  %s" % (flag if kind is None else "%s %s" % (flag, dest.upper()), text)
+                      for flag, dest, kind, _d, text in OPTIONS]
+            sys.stdout.write("\n".join(lines) + "\n")
+            raise SystemExit(0)
+        flag, eq, value = arg.partition("=")
+        if flag not in table:
+            fail("unrecognized arguments: %s" % arg)
+        dest, kind = table[flag]
+        if kind is None:
+            if eq:
+                fail("argument %s: ignored explicit argument %r" % (flag, value))
+            values[dest] = True
+            continue
+        if not eq:
+            if not args:
+                fail("argument %s: expected one argument" % flag)
+            value = args.pop(0)
+        try:
+            values[dest] = kind(value)
+        except ValueError:
+            fail("argument %s: invalid %s value: %r" % (flag, kind.__name__, value))
+    return Args(**values)
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="hpcnet-rdma-check", description=__doc__.split("\n", maxsplit=1)[0])
-    ap.add_argument("--json", action="store_true", help="print every finding as JSON")
-    ap.add_argument("--budget", type=float, help="seconds to read the node in (default: config, else 2)")
-    ap.add_argument("--slurm", action="store_true", help="drain/resume this node in Slurm")
-    ap.add_argument("--node", help="the Slurm node name (default: SLURMD_NODENAME, else the short host name)")
-    ap.add_argument("--config", default=CONFIG)
-    ap.add_argument("--manifest", default=MANIFEST)
-    ap.add_argument("--state", default=STATE)
-    ap.add_argument("--metrics-dir", help="node_exporter's textfile directory (default: the config's metrics_dir; '' = off)")
-    ap.add_argument("--root", default="/", help="prefix of every node path (tests)")
-    args = ap.parse_args(argv)
+    args = parse_args(sys.argv[1:] if argv is None else argv)
 
     # compiled bytecode goes under /run with the counters, never into LIB: LIB holds only the files the role
     # wrote (rollback removes them and their directories)
@@ -215,8 +268,6 @@ def main(argv=None):
     fixed_packages(LIB)
     from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _check as _health
     from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _judges
-    from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _metrics
-    from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _slurm
     from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
     started = time.monotonic()
@@ -264,8 +315,12 @@ def main(argv=None):
     done = {}
     if args.slurm:
         slurm_host = Host(root=args.root, runner=make_runner(started + 2 * budget, _health.BudgetSpent), bin_path=bin_path)
+        from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _slurm   # only with --slurm
         done = slurm(slurm_host, result, _slurm, node_name(args.node), _health.BudgetSpent)
-    written = metrics(host, result, opts.get("metrics_dir"), started, _metrics, _judges)
+    written = None
+    if opts.get("metrics_dir"):
+        from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _metrics  # only with a textfile directory
+        written = metrics(host, result, opts.get("metrics_dir"), started, _metrics, _judges)
     signal.setitimer(signal.ITIMER_REAL, 0)
     verdict = result["verdict"]
     if args.json:

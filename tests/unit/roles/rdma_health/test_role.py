@@ -199,6 +199,50 @@ def test_the_reading_runner_runs_an_argv_once_when_two_threads_ask_at_once(progr
     assert len(errors) == 2 and len(set(errors)) == 1 and "timed out" in errors[0]
 
 
+def _argparse_of(program):
+    """What argparse gave for the same OPTIONS (the program's parser before it dropped argparse)."""
+    import argparse
+    ap = argparse.ArgumentParser(prog="hpcnet-rdma-check", allow_abbrev=False)
+    for flag, dest, kind, default, text in program.OPTIONS:
+        if kind is None:
+            ap.add_argument(flag, dest=dest, action="store_true", help=text)
+        else:
+            ap.add_argument(flag, dest=dest, type=kind, default=default, help=text)
+    return ap
+
+
+@pytest.mark.parametrize("argv", [
+    [], ["--json"], ["--json", "--slurm", "--node", "n1"], ["--budget", "1.5"], ["--budget=0.001", "--json"],
+    ["--metrics-dir", ""], ["--metrics-dir="], ["--root", "/tmp/x", "--state", "/tmp/s.json", "--config", "/c", "--manifest", "/m"],
+    ["--node=a=b"], ["--budget", "-1"],
+])
+def test_options_read_as_argparse_read_them(program, argv):
+    assert vars(program.parse_args(argv)) == vars(_argparse_of(program).parse_args(argv))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--bogus"], "unrecognized arguments: --bogus"),
+    (["--budget"], "argument --budget: expected one argument"),
+    (["--budget", "soon"], "argument --budget: invalid float value: 'soon'"),
+    (["--json=yes"], "argument --json: ignored explicit argument 'yes'"),
+    (["extra"], "unrecognized arguments: extra"),
+])
+def test_a_usage_error_is_exit_2_with_the_usage_on_stderr(program, capsys, argv, message):
+    with pytest.raises(SystemExit) as e:
+        program.parse_args(argv)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.startswith("usage: hpcnet-rdma-check [-h] [--json] [--budget BUDGET]")
+    assert "hpcnet-rdma-check: error: " + message in err
+
+
+def test_help_names_every_option_and_exits_0(program, capsys):
+    with pytest.raises(SystemExit) as e:
+        program.main(["--help"])
+    out = capsys.readouterr().out
+    assert e.value.code == 0 and "the node's RDMA fabric health" in out
+    assert all(flag in out for flag, *_rest in program.OPTIONS)
+
+
 def test_tools_are_found_on_path_then_in_sbin_and_only_when_executable(program, tmp_path, monkeypatch):
     bin_dir, sbin = tmp_path / "bin", tmp_path / "sbin"
     for d in (bin_dir, sbin):
