@@ -14,7 +14,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._domain import Domain, DomainMap, Refused
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Change, Plan
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, run_all
 
 
 class Domains(object):
@@ -43,7 +43,8 @@ class Domains(object):
 
     def read_values(self, host: Host, keys: Iterable[str]) -> Dict[str, Any]:
         """``{key: value}`` for each key, a ``HostError`` instance in place of a value that could not be
-        read; one ``read_values`` call for each domain that offers it (``_domain``), else ``read_value``."""
+        read; one ``read_values`` call for each domain that offers it (``_domain``), else ``read_value``;
+        the domains side by side (:func:`run_all`) when the host's ``concurrent_reads`` says its runner allows it."""
         by_domain: Dict[str, List[str]] = {}
         out: Dict[str, Any] = {}
         for key in keys:
@@ -53,18 +54,24 @@ class Domains(object):
                 out[key] = e
                 continue
             by_domain.setdefault(key.split(":", 1)[0], []).append(key)
-        for prefix, group in by_domain.items():
+
+        def read_group(prefix: str, group: List[str]) -> Dict[str, Any]:
             domain = self._by_prefix[prefix]
             many = getattr(domain, "read_values", None)
             if many is not None:
                 values = many(host, [k.split(":", 1)[1] for k in group])
-                out.update((k, values[k.split(":", 1)[1]]) for k in group)
-                continue
+                return dict((k, values[k.split(":", 1)[1]]) for k in group)
+            got: Dict[str, Any] = {}
             for key in group:
                 try:
-                    out[key] = domain.read_value(host, key.split(":", 1)[1])
+                    got[key] = domain.read_value(host, key.split(":", 1)[1])
                 except HostError as e:
-                    out[key] = e
+                    got[key] = e
+            return got
+        # the domains read side by side where the host allows it (its runner is safe in threads)
+        calls = [(lambda prefix=prefix, group=group: read_group(prefix, group)) for prefix, group in by_domain.items()]
+        for got in run_all(calls, bool(getattr(host, "concurrent_reads", False))):
+            out.update(got)
         return out
 
     def write_value(self, host: Host, key: str, value: Any) -> None:

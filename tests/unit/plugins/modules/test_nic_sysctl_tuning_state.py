@@ -200,6 +200,22 @@ def test_drift_of_a_key_that_was_already_right(lab):
     assert "scope" not in drift["sysctl:net.ipv4.tcp_sack"]
 
 
+def test_side_by_side_ethtool_reads_ask_for_json_once_on_an_ethtool_without_it(lab):
+    """On the health check's host the nic domain's ethtool runs go side by side - after the first one, which
+    learns that this ethtool (6.1) has no --json for -g/-c: the others go straight to the text."""
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _domain as _nic
+    nic(lab)
+    targets = sorted(k[4:] for k in state(lab, action="status")["tuned"] if k.startswith("nic:") and ("ring" in k or "coalesce" in k or "usecs" in k or "adaptive" in k))
+    assert len(set(t.split(":")[0] for t in targets)) >= 1 and len(targets) >= 2
+    one_by_one = _nic.read_values(lab.host(), targets)
+    lab.calls.clear()
+    host = lab.host()
+    host.concurrent_reads = True
+    assert _nic.read_values(host, targets) == one_by_one
+    ethtool = [c[1:] for c in lab.calls if c[0] == "ethtool"]
+    assert [c for c in ethtool if "--json" in c] == [ethtool[0]] and len(ethtool) == len(set(map(tuple, ethtool))) > 2
+
+
 def test_no_target_drift_without_a_release_scope_or_after_rollback(lab):
     sysctl(lab, sysctls={"vm.swappiness": 60}, mode="runtime")
     lab.sysctl("vm.swappiness", "30")
@@ -235,3 +251,6 @@ def test_status_reads_each_interfaces_rings_and_coalescing_with_one_ethtool_run(
             assert type(batch[key]) is type(e) and str(batch[key]) == str(e), key
         else:
             assert batch[key] == one, key
+    side_by_side = lab.host()
+    side_by_side.concurrent_reads = True                    # as the health check's host: domains and ethtool runs in threads
+    assert repr(domains.read_values(side_by_side, keys)) == repr(batch)

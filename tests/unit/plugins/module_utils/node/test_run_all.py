@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """node/_host.run_all: the health check reads independent parts of the node side by side (its drift stage
-beside the fabric stage); the results come back in the calls'
+beside the fabric stage, the journal's domains and ethtool runs beside each other); the results come back in the calls'
 order, and an exception is raised only after every call has returned - never a thread left reading."""
 from __future__ import annotations
 
