@@ -86,10 +86,15 @@ def read_value(host: Host, target: str) -> Any:
             raise HostError("interface %s does not exist" % ifname)
         return int(text.strip())
     knob = KNOB[setting]
-    parsed = _ethtool.read(host, knob.group, ifname)
+    return _group_fields(host, ifname, knob.group).get(knob.field)
+
+
+def _group_fields(host: Host, ifname: str, group: str) -> Dict[str, Any]:
+    """The current fields of one ethtool group of ``ifname`` (rings: ``-g``'s current settings; coalesce: ``-c``)."""
+    parsed = _ethtool.read(host, group, ifname)
     if parsed is None:
-        raise HostError("%s of %s: not supported by the driver" % (knob.group, ifname))
-    return (parsed if knob.group == "coalesce" else parsed["current"]).get(knob.field)
+        raise HostError("%s of %s: not supported by the driver" % (group, ifname))
+    return parsed if group == "coalesce" else parsed["current"]
 
 
 def read_values(host: Host, targets: List[str]) -> Dict[str, Any]:
@@ -109,12 +114,9 @@ def read_values(host: Host, targets: List[str]) -> Dict[str, Any]:
 
     def read_group(ifname: str, group: str, members: List[str]) -> Dict[str, Any]:
         try:
-            parsed = _ethtool.read(host, group, ifname)
-            if parsed is None:
-                raise HostError("%s of %s: not supported by the driver" % (group, ifname))
+            fields_of = _group_fields(host, ifname, group)
         except HostError as e:
             return dict((t, e) for t in members)
-        fields_of = parsed if group == "coalesce" else parsed["current"]
         return dict((t, fields_of.get(KNOB[_split(t)[1]].field)) for t in members)
     # The first run learns whether this ethtool prints --json (Host.tool_facts); the others then run side by
     # side where the host allows it (the health check's drift stage: ethtool was 4 of its 5 tool runs).
