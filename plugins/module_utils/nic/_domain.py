@@ -118,9 +118,11 @@ def read_values(host: Host, targets: List[str]) -> Dict[str, Any]:
         except HostError as e:
             return dict((t, e) for t in members)
         return dict((t, fields_of.get(KNOB[_split(t)[1]].field)) for t in members)
-    # The first run learns whether this ethtool prints --json (Host.tool_facts); the others then run side by
-    # side where the host allows it (the health check's drift stage: ethtool was 4 of its 5 tool runs).
-    calls = [(lambda i=ifname, g=group, m=members: read_group(i, g, m)) for (ifname, group), members in groups.items()]
+    # The first run - of a group ethtool may print as JSON - learns whether this ethtool prints --json
+    # (Host.tool_facts); the others then run side by side where the host allows it (the health check's
+    # drift stage: ethtool was 4 of its 5 tool runs).
+    order = sorted(groups, key=lambda g: g[1] + "_json" not in _ethtool.ETHTOOL.formats)
+    calls = [(lambda i=ifname, g=group, m=groups[(ifname, group)]: read_group(i, g, m)) for ifname, group in order]
     if calls:
         for got in [calls[0]()] + run_all(calls[1:], bool(getattr(host, "concurrent_reads", False))):
             out.update(got)

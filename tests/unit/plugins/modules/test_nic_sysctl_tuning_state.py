@@ -201,12 +201,14 @@ def test_drift_of_a_key_that_was_already_right(lab):
 
 
 def test_side_by_side_ethtool_reads_ask_for_json_once_on_an_ethtool_without_it(lab):
-    """On the health check's host the nic domain's ethtool runs go side by side - after the first one, which
-    learns that this ethtool (6.1) has no --json for -g/-c: the others go straight to the text."""
+    """On the health check's host the nic domain's ethtool runs go side by side - after the first one of a
+    group ethtool may print as JSON (rings, coalescing; not channels), which learns that this ethtool (6.1)
+    has no --json for -g/-c: the others go straight to the text."""
     from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _domain as _nic
     nic(lab)
-    targets = sorted(k[4:] for k in state(lab, action="status")["tuned"] if k.startswith("nic:") and ("ring" in k or "coalesce" in k or "usecs" in k or "adaptive" in k))
-    assert len(set(t.split(":")[0] for t in targets)) >= 1 and len(targets) >= 2
+    tuned = state(lab, action="status")["tuned"]
+    targets = sorted(k[4:] for k in tuned if k.startswith("nic:") and k.rsplit(":", 1)[1] in _nic.KNOB)
+    assert set(_nic.KNOB[t.rsplit(":", 1)[1]].group for t in targets) == {"channels", "rings", "coalesce"}
     one_by_one = _nic.read_values(lab.host(), targets)
     lab.calls.clear()
     host = lab.host()
