@@ -7,11 +7,14 @@ counts as the same state (a unit that is gone is every state that neither runs n
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.services import _domain as _service
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
+
+from ....fixtures.real.loader import real_capture
 
 OFF = {"active": False, "enabled": "disabled"}
 
@@ -61,13 +64,27 @@ def test_read_value(tmp_path, answers, value):
     assert calls == [["is-enabled", "--", "m.timer"], ["is-active", "--", "m.timer"]]
 
 
-# systemd 252's show blocks (a lab VM, Debian 12) for: an enabled running unit, a masked one, an alias (sshd.service's
-# Id is ssh.service: is-enabled says "alias"), a unit without a file (UnitFileState empty)
-SHOW = ("Id=irqbalance.service\nActiveState=active\nUnitFileState=enabled\n\n"
-        "Id=fstrim.timer\nActiveState=inactive\nUnitFileState=masked\n\n"
-        "Id=ssh.service\nActiveState=active\nUnitFileState=enabled\n\n"
-        "Id=nosuch.service\nActiveState=inactive\nUnitFileState=\n")
+# systemd 252's show blocks, captured on a lab VM (Debian 12; tests/unit/fixtures/real/systemctl/), for: an enabled
+# running unit, a masked one, an alias (sshd.service's Id is ssh.service: is-enabled says "alias"), a unit without a
+# file (UnitFileState empty) - and is-enabled / is-active of each on the same VM, with their real exit codes
+SHOW = real_capture("systemctl/show.id-unitfilestate-activestate.debian12.txt")
 UNITS = ["irqbalance.service", "fstrim.timer", "sshd.service", "nosuch.service"]
+
+
+def single_runs():
+    """{(verb, unit): (rc, stdout, stderr)} of the capture's is-enabled / is-active runs."""
+    out = {}
+    for line in real_capture("systemctl/is-enabled-is-active.debian12.txt").splitlines():
+        m = re.match(r"^(is-enabled|is-active) (\S+) rc=(\d+) out=\[(.*)\] err=\[(.*)\]$", line)
+        assert m, line
+        out[(m.group(1), m.group(2))] = (int(m.group(3)), m.group(4) + "\n" if m.group(4) else "",
+                                         m.group(5) + "\n" if m.group(5) else "")
+    return out
+
+
+def test_the_captures_are_whole():
+    assert SHOW.count("Id=") == len(UNITS) and sorted(single_runs()) == sorted(
+        (verb, unit) for verb in ("is-enabled", "is-active") for unit in UNITS)
 
 
 @pytest.mark.parametrize("show, asked_one_by_one", [
@@ -78,21 +95,20 @@ UNITS = ["irqbalance.service", "fstrim.timer", "sshd.service", "nosuch.service"]
 def test_read_values_is_one_show_and_read_value_where_show_is_not_is_enabled(tmp_path, show, asked_one_by_one):
     os.makedirs(str(tmp_path / "run" / "systemd" / "system"))
     calls = []
-    single = {("is-enabled", "irqbalance.service"): "enabled\n", ("is-active", "irqbalance.service"): "active\n",
-              ("is-enabled", "fstrim.timer"): "masked\n", ("is-active", "fstrim.timer"): "inactive\n",
-              ("is-enabled", "sshd.service"): "alias\n", ("is-active", "sshd.service"): "active\n",
-              ("is-enabled", "nosuch.service"): "", ("is-active", "nosuch.service"): "inactive\n"}
+    single = single_runs()
 
     def runner(argv):
         calls.append(argv[1:])
         if argv[1] == "show":
             assert argv[2:4] == ["--property=Id,UnitFileState,ActiveState", "--"]
             return show[0], show[1], ""
-        return 0, single[(argv[1], argv[3])], ""
+        return single[(argv[1], argv[3])]
 
     host = Host(root=str(tmp_path), runner=runner, bin_path=lambda name: "/usr/bin/" + name)
     values = _service.read_values(host, UNITS)
     assert values == dict((u, _service.read_value(host, u)) for u in UNITS)
+    assert values["irqbalance.service"] == {"active": True, "enabled": "enabled"}
+    assert values["fstrim.timer"] == {"active": False, "enabled": "masked"}
     assert values["sshd.service"] == {"active": True, "enabled": "alias"} and values["nosuch.service"] is None
     first = calls[:1 + 2 * len(asked_one_by_one)]
     assert first[0][0] == "show" and sorted(set(c[2] for c in first[1:])) == sorted(asked_one_by_one)
