@@ -38,24 +38,12 @@ DEV_IB = "/dev/infiniband"
 UNLIMITED = -1
 
 
-def _stanza_version(stanza: str, package: str) -> Optional[str]:
-    fields = _pkgtools.stanza_fields(stanza)
-    if fields.get("Package") == package and "installed" in fields.get("Status", "").split():
-        return fields.get("Version")
-    return None
-
-
 def parse_dpkg_status_version(text: str, package: str) -> Optional[str]:
-    """``Version:`` of an installed ``package`` in /var/lib/dpkg/status, None when absent: its stanzas
-    (``_pkgtools.dpkg_stanzas``), the whole file only when none of them is the installed package."""
-    for stanza in _pkgtools.dpkg_stanzas(text, package):
-        version = _stanza_version(stanza, package)
-        if version is not None:
-            return version
-    for stanza in text.split("\n\n"):
-        version = _stanza_version(stanza, package)
-        if version is not None:
-            return version
+    """``Version:`` of an installed ``package`` in /var/lib/dpkg/status, None when absent: the first of its
+    stanzas (``_pkgtools.dpkg_package_stanzas``) whose ``Status:`` says installed."""
+    for fields in _pkgtools.dpkg_package_stanzas(text, [package])[package]:
+        if "installed" in fields.get("Status", "").split():
+            return fields.get("Version")
     return None
 
 

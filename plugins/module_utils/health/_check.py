@@ -168,7 +168,7 @@ def read(host: Host, opts: Dict[str, Any], manifest: Optional[Dict[str, Any]] = 
          clock: Callable[[], float] = time.monotonic) -> Dict[str, Any]:
     """The node's facts for :func:`judge`, stage by stage while the budget lasts.
 
-    The drift stage (the journal against the node: ``systemctl show``, ``dpkg-query``, ``ethtool``) runs in
+    The drift stage (the journal against the node: ``systemctl show``, dpkg's status file, ``ethtool``) runs in
     a thread (``run_all``) beside the fabric, limits and hardware stages (``ibv_devinfo``, ``rdma``, sysfs):
     it needs nothing they read, and each side's tool runs are waits the other side's Python fills - on a
     tuned lab VM the two sides were 0.36 s and 0.58 s one after the other (docs/health.md).  Each stage

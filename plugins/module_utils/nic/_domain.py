@@ -18,6 +18,7 @@ ethtool call and the ``.link`` key all follow from it.
 """
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
@@ -122,7 +123,7 @@ def read_values(host: Host, targets: List[str]) -> Dict[str, Any]:
     # (Host.tool_facts); the others then run side by side where the host allows it (the health check's
     # drift stage: ethtool was 4 of its 5 tool runs).
     order = sorted(groups, key=lambda g: g[1] + "_json" not in _ethtool.ETHTOOL.formats)
-    calls = [(lambda i=ifname, g=group, m=groups[(ifname, group)]: read_group(i, g, m)) for ifname, group in order]
+    calls = [functools.partial(read_group, ifname, group, groups[(ifname, group)]) for ifname, group in order]
     if calls:
         for got in [calls[0]()] + run_all(calls[1:], bool(getattr(host, "concurrent_reads", False))):
             out.update(got)

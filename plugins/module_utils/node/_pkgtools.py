@@ -116,23 +116,30 @@ def stanza_fields(stanza: str) -> Dict[str, str]:
     return fields
 
 
+def dpkg_package_stanzas(text: str, names: List[str]) -> Dict[str, List[Dict[str, str]]]:
+    """``{name: [fields of each stanza of that package]}`` from a dpkg status file, in the file's order (one
+    stanza per architecture).  Stanzas are found by :func:`dpkg_stanzas`; the whole file is parsed (once)
+    only for a name not found that way (a stanza dpkg did not write itself, ``Package:  name``)."""
+    out = {}  # type: Dict[str, List[Dict[str, str]]]
+    whole = None  # type: Optional[List[Dict[str, str]]]
+    for name in names:
+        found = [f for f in (stanza_fields(st) for st in dpkg_stanzas(text, name)) if f.get("Package") == name]
+        if not found:
+            if whole is None:
+                whole = [stanza_fields(st) for st in text.split("\n\n")]
+            found = [f for f in whole if f.get("Package") == name]
+        out[name] = found
+    return out
+
+
 def parse_dpkg_status_states(text: str, names: List[str]) -> Dict[str, str]:
     """``{name: status}`` from a dpkg status file, as :func:`parse_dpkg_query_status` reads ``dpkg-query -W``
     of the same names: the third word of ``Status:`` (``installed``, ``config-files``, ``half-installed``,
     ``not-installed`` ...), the last stanza winning (one per architecture); a name the file does not hold is
-    left out (dpkg-query: no packages found).  Stanzas are found by :func:`dpkg_stanzas`, by a parse of the
-    whole file only for a name not found that way."""
+    left out (dpkg-query: no packages found).  The stanzas are :func:`dpkg_package_stanzas`."""
     out = {}  # type: Dict[str, str]
-    whole = None  # type: Optional[List[Dict[str, str]]]
-    for name in names:
-        stanzas = [stanza_fields(st) for st in dpkg_stanzas(text, name)]
-        if not stanzas:
-            if whole is None:
-                whole = [stanza_fields(st) for st in text.split("\n\n")]
-            stanzas = [f for f in whole if f.get("Package") == name]
+    for name, stanzas in dpkg_package_stanzas(text, names).items():
         for fields in stanzas:
-            if fields.get("Package") != name:
-                continue
             words = fields.get("Status", "").split()
             if len(words) == 3:
                 out[name] = words[2]

@@ -23,70 +23,24 @@ counters from STATE (under /run: a reboot starts a new baseline).
 """
 from __future__ import annotations
 
-import json
 import os
-import signal
-import subprocess
 import sys
-import threading
-import time
 
 LIB = os.environ.get("HPCNET_RDMA_LIB", "/usr/lib/hpcnet-rdma/lib")
-CONFIG = "/etc/hpcnet-rdma/health.json"
-MANIFEST = "/etc/hpcnet-rdma/manifest.json"
-STATE = "/run/hpcnet-rdma/health-state.json"
-SBIN = ("/usr/local/sbin", "/usr/sbin", "/sbin")
+STATE = "/run/hpcnet-rdma/health-state.json"     # as health/_program.STATE (a unit test holds them equal)
 
 
-def make_runner(deadline, spent, memo=False):
-    """argv-only commands with LC_ALL=C, each given what is left of the budget.  Past it - a command not
-    started, or one cut off - raises ``spent`` (health/_check.BudgetSpent): the stage is then named as
-    not read, never judged on what the tool would have said.
-
-    With ``memo`` (the reading of the node, which only reads), one run's answer to an argv stands for the
-    whole check: a second reader asking the same (``rdma -j link show``: the fabric stage, then the rxe keys
-    of the drift stage) gets it again, not a second tool run of ~45 ms on a lab VM.  Nothing outlives the
-    process; Slurm's runner (scontrol reads what its own update changed) has no memo.  The drift stage runs
-    in a thread (health/_check.read): a second asker of an argv still running waits for that run's answer."""
-    seen = {}
-    lock = threading.Lock()
-
-    def run(argv):
-        if not memo:
-            return run_once(argv)
-        key = tuple(argv)
-        with lock:                      # the drift stage runs in a thread: the first asker runs, the other waits
-            cell = seen.get(key)
-            first = cell is None
-            if first:
-                cell = seen[key] = {"done": threading.Event()}
-        if first:
-            try:
-                cell["answer"] = run_once(argv)
-            except BaseException as e:
-                cell["error"] = e
-                raise
-            finally:
-                cell["done"].set()
-        cell["done"].wait()
-        if "error" in cell:
-            raise cell["error"]
-        return cell["answer"]
-
-    def run_once(argv):
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise spent("%s not run: the time budget is spent" % argv[0])
-        env = dict(os.environ, LC_ALL="C", LANG="C")
-        try:
-            res = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=left,
-                                 universal_newlines=True, check=False)
-        except subprocess.TimeoutExpired:
-            raise spent("%s timed out after %.2fs (the time budget)" % (argv[0], left)) from None
-        except OSError as e:
-            return 127, "", "%s: %s" % (argv[0], e)
-        return res.returncode, res.stdout, res.stderr
-    return run
+def option(argv, flag, default):
+    """The last value of ``flag`` in ``argv`` (``--flag VALUE`` or ``--flag=VALUE``), before the options are
+    parsed (health/_program.parse_args, which also refuses what is wrong): where bytecode goes must be known
+    before that module is imported."""
+    value = default
+    for i, arg in enumerate(argv):
+        if arg == flag and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif arg.startswith(flag + "="):
+            value = arg[len(flag) + 1:]
+    return value
 
 
 def fixed_packages(lib):
@@ -108,231 +62,21 @@ def fixed_packages(lib):
             sys.modules[name + "." + sub].__path__ = [os.path.join(path, sub)]
 
 
-def bin_path(name):
-    """shutil.which over PATH and the sbin directories (not shutil itself: with tempfile and socket it was a
-    sixth of the check's start on a lab VM - benchmarks/health_check.py)."""
-    for directory in os.environ.get("PATH", "/usr/bin:/bin").split(":") + list(SBIN):
-        path = os.path.join(directory or ".", name)
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return path
-    return None
-
-
-def load_json(host, path):
-    try:
-        data = host.read_json(path)
-    except Exception as e:  # noqa: BLE001 - an unreadable file is reported, the check goes on
-        return None, "%s: %s" % (path, e)
-    return data, None
-
-
-def write_atomic(path, text):
-    """As hpcnet-rdma-metrics writes its file: a temp file in the same directory (no .prom suffix, so the
-    textfile collector never reads half a file), then rename.  Not Host.write_file: its trust rule refuses
-    Debian's layout, where /var/lib/prometheus (above the textfile directory) belongs to the prometheus user."""
-    tmp = os.path.join(os.path.dirname(path), ".hpcnet_rdma_health.%d.%s.tmp" % (os.getpid(), os.urandom(4).hex()))
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)  # as tempfile.mkstemp
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def metrics(host, result, directory, started, metrics_mod, judges_mod):
-    """Write the run's findings for node_exporter when ``directory`` exists; a failure is a finding."""
-    if not directory:
-        return None
-    if not directory.startswith("/"):
-        result["findings"].append(judges_mod.finding("metrics.unwritable", "%r is not an absolute path" % directory))
-        return None
-    if not host.isdir(directory):
-        return None
-    facts = result["facts"]
-    text = metrics_mod.render(result["findings"], result["verdict"]["rc"] == 0, facts.get("skipped") or [],
-                              time.monotonic() - started, time.time())
-    path = os.path.join(directory, metrics_mod.FILE_NAME)
-    try:
-        write_atomic(host.p(path), text)
-    except OSError as e:
-        result["findings"].append(judges_mod.finding("metrics.unwritable", "%s: %s" % (path, e)))
-        return None
-    return path
-
-
-def node_name(explicit):
-    return explicit or os.environ.get("SLURMD_NODENAME") or os.uname().nodename.split(".")[0]
-
-
-def slurm(host, health, slurm_mod, name, spent):
-    """Read the node in Slurm, apply the drain/resume rule; returns what was done.  ``host`` runs scontrol
-    until the watchdog's time (past the budget, which is for reading the node); ``spent`` is its signal."""
-    try:
-        node = slurm_mod.SCONTROL.call(host, "show_node", node=name)
-    except (Exception, spent) as e:  # noqa: BLE001 - no Slurm answer: nothing changed, said so
-        return {"action": "none", "why": "scontrol show node %s failed: %s" % (name, e)}
-    decision = slurm_mod.decide(node, health["verdict"]["reason"])
-    try:
-        if decision["action"] == "drain":
-            rc, _out, err = slurm_mod.SCONTROL.run(host, "drain", node=name, reason=decision["reason"])
-        elif decision["action"] == "resume":
-            rc, _out, err = slurm_mod.SCONTROL.run(host, "resume", node=name)
-        else:
-            return decision
-    except spent as e:
-        rc, err = 124, str(e)
-    if rc != 0:
-        decision["error"] = " ".join(err.split())[-300:]
-    return decision
-
-
-# (flag, destination, value type or None for a switch, default, help) - parsed by parse_args
-OPTIONS = (
-    ("--json", "json", None, False, "print every finding as JSON"),
-    ("--budget", "budget", float, None, "seconds to read the node in (default: the config's, else 2)"),
-    ("--slurm", "slurm", None, False, "drain/resume this node in Slurm"),
-    ("--node", "node", str, None, "the Slurm node name (default: SLURMD_NODENAME, else the short host name)"),
-    ("--config", "config", str, CONFIG, "the check's options (JSON, written by the role)"),
-    ("--manifest", "manifest", str, MANIFEST, "the fleet manifest (JSON, written by the role)"),
-    ("--state", "state", str, STATE, "the counters of the previous run (JSON)"),
-    ("--metrics-dir", "metrics_dir", str, None,
-     "node_exporter's textfile directory (default: the config's metrics_dir; '' = off)"),
-    ("--root", "root", str, "/", "prefix of every node path (tests)"),
-)
-
-
-class Args(object):
-    def __init__(self, **values):
-        self.__dict__.update(values)
-
-
-def usage():
-    return "usage: hpcnet-rdma-check [-h] " + " ".join(
-        "[%s]" % flag if kind is None else "[%s %s]" % (flag, dest.upper()) for flag, dest, kind, _d, _h in OPTIONS)
-
-
-def parse_args(argv):
-    """The options, with argparse's conventions (``--flag VALUE``, ``--flag=VALUE``, ``-h``/``--help``, a usage
-    error is exit 2 with the usage on stderr) but not argparse itself: importing it (with gettext, locale and
-    shutil) was 65 ms of the check's start on a lab VM under TCG (benchmarks/health_check.py)."""
-    table = dict((flag, (dest, kind)) for flag, dest, kind, _d, _h in OPTIONS)
-    values = dict((dest, default) for _f, dest, _k, default, _h in OPTIONS)
-
-    def fail(msg):
-        sys.stderr.write("%s\nhpcnet-rdma-check: error: %s\n" % (usage(), msg))
-        raise SystemExit(2)
-    args = list(argv)
-    while args:
-        arg = args.pop(0)
-        if arg in ("-h", "--help"):
-            lines = [usage(), "", __doc__.split("\n", maxsplit=1)[0], "", "options:", "  -h, --help  show this help and exit"]
-            lines += ["  %s  %s" % (flag if kind is None else "%s %s" % (flag, dest.upper()), text)
-                      for flag, dest, kind, _d, text in OPTIONS]
-            sys.stdout.write("\n".join(lines) + "\n")
-            raise SystemExit(0)
-        flag, eq, value = arg.partition("=")
-        if flag not in table:
-            fail("unrecognized arguments: %s" % arg)
-        dest, kind = table[flag]
-        if kind is None:
-            if eq:
-                fail("argument %s: ignored explicit argument %r" % (flag, value))
-            values[dest] = True
-            continue
-        if not eq:
-            if not args:
-                fail("argument %s: expected one argument" % flag)
-            value = args.pop(0)
-        try:
-            values[dest] = kind(value)
-        except ValueError:
-            fail("argument %s: invalid %s value: %r" % (flag, kind.__name__, value))
-    return Args(**values)
-
-
 def main(argv=None):
-    args = parse_args(sys.argv[1:] if argv is None else argv)
-
-    # compiled bytecode goes under /run with the counters, never into LIB: LIB holds only the files the role
-    # wrote (rollback removes them and their directories)
+    """Only what must happen before the body is imported: the check is health/_program, compiled once (a
+    program's own file is compiled on every run).  Its bytecode goes under /run with the counters, never into
+    LIB: LIB holds only the files the role wrote (rollback removes them and their directories)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
     if hasattr(sys, "pycache_prefix"):
-        sys.pycache_prefix = os.path.join(args.root, os.path.dirname(args.state).lstrip("/"), "pycache")
+        state = option(argv, "--state", STATE)
+        sys.pycache_prefix = os.path.join(option(argv, "--root", "/"), os.path.dirname(state).lstrip("/"), "pycache")
     else:
         sys.dont_write_bytecode = True
     if LIB not in sys.path:
         sys.path.insert(0, LIB)
     fixed_packages(LIB)
-    from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _check as _health
-    from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _judges
-    from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
-
-    started = time.monotonic()
-    probe = Host(root=args.root)
-    config, config_error = load_json(probe, args.config)
-    opts = dict((k, v) for k, v in (config or {}).items() if k in _health.DEFAULTS)
-    if args.budget is not None:
-        opts["budget"] = args.budget
-    if args.metrics_dir is not None:
-        opts["metrics_dir"] = args.metrics_dir
-    budget = float(opts.get("budget", _health.DEFAULTS["budget"]))
-    if not 0 < budget <= 60:
-        print("ERROR: %s: usage --budget %r is outside 0..60 seconds" % (_judges.PREFIX, budget))
-        return 2
-    deadline = started + budget
-    host = Host(root=args.root, runner=make_runner(deadline, _health.BudgetSpent, memo=True), bin_path=bin_path)
-    host.concurrent_reads = True      # its runner is safe in threads: the journal's domains are read side by side
-
-    # The last resort against a read that never returns (a wedged device's sysfs file): past twice the
-    # budget the check stops and says so - a warning, since a stuck read proves nothing about the fabric.
-    # Flushed before os._exit: Slurm (and --json's reader) read stdout through a pipe, where an unflushed line is lost.
-    def watchdog(_sig, _frame):
-        line = "WARNING: %s: budget.exceeded the check did not finish in %.1fs (2 x budget)" % (_judges.PREFIX, 2 * budget)
-        if args.json:
-            line = json.dumps({"rc": 0, "line": line, "findings": [_judges.finding(
-                "budget.exceeded", "%.2fs of %gs used; stopped by the watchdog at 2 x budget + 0.5 s"
-                % (time.monotonic() - started, budget))], "watchdog": True}, indent=1, sort_keys=True)
-        os.write(1, (line + "\n").encode())
-        os._exit(0)
-    signal.signal(signal.SIGALRM, watchdog)
-    signal.setitimer(signal.ITIMER_REAL, 2 * budget + 0.5)
-
-    manifest, manifest_error = load_json(host, args.manifest)
-    before, _state_error = load_json(host, args.state)
-    result = _health.run(host, opts, manifest if isinstance(manifest, dict) else None,
-                         before if isinstance(before, dict) else None)
-    for what, error in (("config", config_error), ("manifest", manifest_error)):
-        if error:
-            result["findings"].append(_judges.finding("read.failed", error, stage=what))
-    if result["state"] is not None:
-        try:
-            host.write_file(args.state, {"content": json.dumps(result["state"], sort_keys=True), "mode": "0600"})
-        except Exception as e:  # noqa: BLE001 - the next run then judges against an older state, or none
-            result["findings"].append(_judges.finding("read.failed", "cannot keep the counters in %s: %s" % (args.state, e),
-                                                      stage="state"))
-    done = {}
-    if args.slurm:
-        slurm_host = Host(root=args.root, runner=make_runner(started + 2 * budget, _health.BudgetSpent), bin_path=bin_path)
-        from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _slurm   # only with --slurm
-        done = slurm(slurm_host, result, _slurm, node_name(args.node), _health.BudgetSpent)
-    written = None
-    if opts.get("metrics_dir"):
-        from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _metrics  # only with a textfile directory
-        written = metrics(host, result, opts.get("metrics_dir"), started, _metrics, _judges)
-    signal.setitimer(signal.ITIMER_REAL, 0)
-    verdict = result["verdict"]
-    if args.json:
-        facts = result["facts"]
-        print(json.dumps({"rc": verdict["rc"], "line": verdict["line"], "findings": result["findings"],
-                          "stages": facts.get("stages"), "skipped": facts.get("skipped"),
-                          "elapsed": round(time.monotonic() - started, 4), "slurm": done or None,
-                          "metrics": written}, indent=1, sort_keys=True))
-    elif verdict["line"]:
-        print(verdict["line"])
-    return verdict["rc"]
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _program
+    return _program.main(argv)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import sys
 import pytest
 
 import ansible_collections.hpcnet.rdma as collection
+from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _program
 
 from ...conftest import FakeNic
 from ...fake_qos import FakeRdma, QosNode
@@ -136,8 +137,8 @@ def test_slurm_drains_with_our_reason_and_resumes_only_ours(program, tmp_path, c
                 return 0, state["line"] + "\n", ""
             return 0, "", ""
         return answer
-    monkeypatch.setattr(program, "make_runner", runner)
-    monkeypatch.setattr(program, "bin_path", lambda name: "/usr/bin/" + name)
+    monkeypatch.setattr(_program, "make_runner", runner)
+    monkeypatch.setattr(_program, "bin_path", lambda name: "/usr/bin/" + name)
     n.write("/sys/class/net/data0/mtu", "1400\n")
     n.write("/etc/hpcnet-rdma/manifest.json", json.dumps({"schema": 1, "items": {"mtu": {"value": 1500, "hosts": 2, "of": 2}}}))
     rc, _out = run(program, n, capsys, "--slurm", "--node", "n1")
@@ -153,21 +154,21 @@ def test_slurm_drains_with_our_reason_and_resumes_only_ours(program, tmp_path, c
     assert calls == [["show", "node", "-o", "n1"]]        # someone else's drain: read, nothing done
 
 
-def test_the_reading_runner_runs_an_argv_once_the_slurm_runner_every_time(program, tmp_path):
+def test_the_reading_runner_runs_an_argv_once_the_slurm_runner_every_time(tmp_path):
     """The node's reading asks 'rdma -j link show' twice (fabric stage, then the drift stage's rxe keys): one tool run."""
     counter = tmp_path / "count"
     script = tmp_path / "tool"
     script.write_text("#!/bin/sh\necho x >> %s\nwc -l < %s\n" % (counter, counter))
     script.chmod(0o755)
-    deadline = program.time.monotonic() + 30
-    reading = program.make_runner(deadline, RuntimeError, memo=True)
+    deadline = _program.time.monotonic() + 30
+    reading = _program.make_runner(deadline, RuntimeError, memo=True)
     assert [reading([str(script), "a"])[1] for _i in range(3)] == ["1\n"] * 3
     assert reading([str(script), "b"])[1] == "2\n"
-    slurm = program.make_runner(deadline, RuntimeError)
+    slurm = _program.make_runner(deadline, RuntimeError)
     assert [slurm([str(script), "a"])[1] for _i in range(2)] == ["3\n", "4\n"]
 
 
-def test_the_reading_runner_runs_an_argv_once_when_two_threads_ask_at_once(program, tmp_path):
+def test_the_reading_runner_runs_an_argv_once_when_two_threads_ask_at_once(tmp_path):
     """The drift stage runs in a thread: both stages asking 'rdma -j link show' while the first run is still
     going get that one run's answer (the second waits for it), and a run cut off by the budget is that error for both."""
     import threading
@@ -175,7 +176,7 @@ def test_the_reading_runner_runs_an_argv_once_when_two_threads_ask_at_once(progr
     script = tmp_path / "tool"
     script.write_text("#!/bin/sh\necho x >> %s\nsleep 0.3\nwc -l < %s\n" % (counter, counter))
     script.chmod(0o755)
-    reading = program.make_runner(program.time.monotonic() + 30, RuntimeError, memo=True)
+    reading = _program.make_runner(_program.time.monotonic() + 30, RuntimeError, memo=True)
     answers = []
     threads = [threading.Thread(target=lambda: answers.append(reading([str(script)])[1])) for _i in range(3)]
     for t in threads:
@@ -183,7 +184,7 @@ def test_the_reading_runner_runs_an_argv_once_when_two_threads_ask_at_once(progr
     for t in threads:
         t.join(10)
     assert answers == ["1\n"] * 3 and counter.read_text() == "x\n"
-    spent = program.make_runner(program.time.monotonic() + 0.1, RuntimeError, memo=True)
+    spent = _program.make_runner(_program.time.monotonic() + 0.1, RuntimeError, memo=True)
     errors = []
 
     def ask():
@@ -199,11 +200,11 @@ def test_the_reading_runner_runs_an_argv_once_when_two_threads_ask_at_once(progr
     assert len(errors) == 2 and len(set(errors)) == 1 and "timed out" in errors[0]
 
 
-def _argparse_of(program):
+def _argparse_of():
     """What argparse gave for the same OPTIONS (the program's parser before it dropped argparse)."""
     import argparse
     ap = argparse.ArgumentParser(prog="hpcnet-rdma-check", allow_abbrev=False)
-    for flag, dest, kind, default, text in program.OPTIONS:
+    for flag, dest, kind, default, text in _program.OPTIONS:
         if kind is None:
             ap.add_argument(flag, dest=dest, action="store_true", help=text)
         else:
@@ -216,8 +217,8 @@ def _argparse_of(program):
     ["--metrics-dir", ""], ["--metrics-dir="], ["--root", "/tmp/x", "--state", "/tmp/s.json", "--config", "/c", "--manifest", "/m"],
     ["--node=a=b"], ["--budget", "-1"],
 ])
-def test_options_read_as_argparse_read_them(program, argv):
-    assert vars(program.parse_args(argv)) == vars(_argparse_of(program).parse_args(argv))
+def test_options_read_as_argparse_read_them(argv):
+    assert vars(_program.parse_args(argv)) == vars(_argparse_of().parse_args(argv))
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -227,12 +228,24 @@ def test_options_read_as_argparse_read_them(program, argv):
     (["--json=yes"], "argument --json: ignored explicit argument 'yes'"),
     (["extra"], "unrecognized arguments: extra"),
 ])
-def test_a_usage_error_is_exit_2_with_the_usage_on_stderr(program, capsys, argv, message):
+def test_a_usage_error_is_exit_2_with_the_usage_on_stderr(capsys, argv, message):
     with pytest.raises(SystemExit) as e:
-        program.parse_args(argv)
+        _program.parse_args(argv)
     err = capsys.readouterr().err
     assert e.value.code == 2 and err.startswith("usage: hpcnet-rdma-check [-h] [--json] [--budget BUDGET]")
     assert "hpcnet-rdma-check: error: " + message in err
+
+
+@pytest.mark.parametrize("argv", [
+    [], ["--state", "/tmp/s.json"], ["--state=/tmp/s.json", "--root", "/r"], ["--root=/r", "--state", "/a", "--state=/b"],
+    ["--json", "--budget", "1", "--root", "/x/y"],
+])
+def test_the_launcher_sends_bytecode_where_the_options_put_the_state(program, argv):
+    """The launcher reads --state and --root before the body parses the options (the body's bytecode goes
+    there): what it reads is what parse_args reads."""
+    assert program.STATE == _program.STATE
+    args = _program.parse_args(argv)
+    assert (program.option(argv, "--state", program.STATE), program.option(argv, "--root", "/")) == (args.state, args.root)
 
 
 def test_help_names_every_option_and_exits_0(program, capsys):
@@ -240,10 +253,10 @@ def test_help_names_every_option_and_exits_0(program, capsys):
         program.main(["--help"])
     out = capsys.readouterr().out
     assert e.value.code == 0 and "the node's RDMA fabric health" in out
-    assert all(flag in out for flag, *_rest in program.OPTIONS)
+    assert all(flag in out for flag, *_rest in _program.OPTIONS)
 
 
-def test_tools_are_found_on_path_then_in_sbin_and_only_when_executable(program, tmp_path, monkeypatch):
+def test_tools_are_found_on_path_then_in_sbin_and_only_when_executable(tmp_path, monkeypatch):
     bin_dir, sbin = tmp_path / "bin", tmp_path / "sbin"
     for d in (bin_dir, sbin):
         d.mkdir()
@@ -254,26 +267,26 @@ def test_tools_are_found_on_path_then_in_sbin_and_only_when_executable(program, 
     (bin_dir / "ibv_devinfo").write_text("#!/bin/sh\n")
     (bin_dir / "ibv_devinfo").chmod(0o755)
     monkeypatch.setenv("PATH", str(bin_dir))
-    monkeypatch.setattr(program, "SBIN", (str(sbin),))
-    assert program.bin_path("ibv_devinfo") == str(bin_dir / "ibv_devinfo")
-    assert program.bin_path("rdma") == str(sbin / "rdma")
-    assert program.bin_path("dcb") is None
+    monkeypatch.setattr(_program, "SBIN", (str(sbin),))
+    assert _program.bin_path("ibv_devinfo") == str(bin_dir / "ibv_devinfo")
+    assert _program.bin_path("rdma") == str(sbin / "rdma")
+    assert _program.bin_path("dcb") is None
 
 
-def test_the_metrics_file_is_replaced_whole_and_no_temp_file_stays(program, tmp_path):
+def test_the_metrics_file_is_replaced_whole_and_no_temp_file_stays(tmp_path):
     target = tmp_path / "hpcnet_rdma_health.prom"
     target.write_text("old\n")
-    program.write_atomic(str(target), "new\n")
+    _program.write_atomic(str(target), "new\n")
     assert target.read_text() == "new\n" and oct(target.stat().st_mode & 0o777) == "0o644"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hpcnet_rdma_health.prom"]
     with pytest.raises(FileNotFoundError):                # no such directory: the error, nothing made
-        program.write_atomic(str(tmp_path / "missing" / "x.prom"), "x\n")
+        _program.write_atomic(str(tmp_path / "missing" / "x.prom"), "x\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hpcnet_rdma_health.prom"]
 
 
-def test_the_node_name_is_slurms_then_the_short_host_name(program, monkeypatch):
-    assert program.node_name("n7") == "n7"
+def test_the_node_name_is_slurms_then_the_short_host_name(monkeypatch):
+    assert _program.node_name("n7") == "n7"
     monkeypatch.setenv("SLURMD_NODENAME", "n3")
-    assert program.node_name(None) == "n3"
+    assert _program.node_name(None) == "n3"
     monkeypatch.delenv("SLURMD_NODENAME")
-    assert program.node_name(None) == os.uname().nodename.split(".")[0]
+    assert _program.node_name(None) == os.uname().nodename.split(".")[0]

@@ -12,6 +12,7 @@ import os
 import pytest
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _findings as N
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _pkgtools
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "fabric_info")
@@ -69,7 +70,9 @@ def test_dpkg_status_version_of_every_package_of_a_real_status_file():
     for name in names + ["rdma", "no-such-package", names[0][:-1]]:
         whole = None
         for stanza in text.split("\n\n"):
-            whole = whole or N._stanza_version(stanza, name)  # pylint: disable=protected-access
+            fields = _pkgtools.stanza_fields(stanza)
+            if whole is None and fields.get("Package") == name and "installed" in fields.get("Status", "").split():
+                whole = fields.get("Version")
         assert N.parse_dpkg_status_version(text, name) == whole, name
 
 
