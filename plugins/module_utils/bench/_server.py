@@ -25,9 +25,12 @@ import signal
 import stat
 import subprocess
 import time
-from typing import Any, Dict, List, Optional
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_file import trust_problem
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional
 
 SERVER_TOOLS = ("iperf3", "sockperf", "ib_write_bw", "ib_send_lat", "ib_write_lat", "sleep")
 

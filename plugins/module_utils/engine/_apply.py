@@ -8,13 +8,16 @@ always there), :func:`with_parent_dirs` (a file's missing parents become ``dir:`
 files killed writes left (:func:`sweep_write_debris`)."""
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
-
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
-from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._domain import Domain, DomainMap, Refused
+from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._domain import Refused
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Change, Plan
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, run_all
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._domain import Domain, DomainMap
 
 
 class Domains(object):

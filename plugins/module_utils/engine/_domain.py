@@ -23,10 +23,12 @@ journaled key of a node at once).
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Protocol, runtime_checkable
-
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Mapping, Protocol
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
 
 class Refused(HostError):
@@ -37,19 +39,22 @@ class Refused(HostError):
     instead of failing the call.  Any other error fails the call and reverts it."""
 
 
-@runtime_checkable
-class Domain(Protocol):
-    """What the engine needs of the code behind one journal key prefix."""
+# What the engine needs of a domain: its names here for the unit test that every domain has them; the Protocol
+# below for a type checker (typing is not imported at run time - docs/health.md, the check's start).
+CONTRACT = ("read_value", "write_value", "same")
 
-    def read_value(self, host: Host, target: str) -> Any:
-        """The target's present value, in the form the planner and the journal use."""
+if TYPE_CHECKING:
+    class Domain(Protocol):
+        """What the engine needs of the code behind one journal key prefix."""
 
-    def write_value(self, host: Host, target: str, value: Any) -> None:
-        """Bring the target to ``value``; raise :class:`Refused` when the node says no and
-        nothing changed, ``HostError`` for any other failure."""
+        def read_value(self, host: Host, target: str) -> Any:
+            """The target's present value, in the form the planner and the journal use."""
 
-    def same(self, actual: Any, wanted: Any) -> bool:
-        """Whether ``actual`` (read back) satisfies ``wanted`` (planned)."""
+        def write_value(self, host: Host, target: str, value: Any) -> None:
+            """Bring the target to ``value``; raise :class:`Refused` when the node says no and
+            nothing changed, ``HostError`` for any other failure."""
 
+        def same(self, actual: Any, wanted: Any) -> bool:
+            """Whether ``actual`` (read back) satisfies ``wanted`` (planned)."""
 
-DomainMap = Mapping[str, Domain]
+    DomainMap = Mapping[str, Domain]

@@ -9,7 +9,7 @@ failure the changes this call already made are reverted and the message names th
 
 Each journal key prefix (``sysctl:``, ``nic:``, ``file:``, ...) belongs to a domain that supplies
 ``read_value(host, target)``, ``write_value(host, target, value)`` and ``same(actual, wanted)``
-(the contract: ``_domain.Domain``).  An engine knows only the domains its module writes, handed to
+(the contract: ``_domain.CONTRACT``).  An engine knows only the domains its module writes, handed to
 it as the domain files' ``DOMAINS`` maps, plus ``file:`` and ``dir:`` (parent directories), so a
 module's payload carries only its own domains; ``tuning_state`` hands it all of them
 (``_registry``), so rollback can restore any key any module wrote.
@@ -21,12 +21,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _fingerprint
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._apply import ApplyError, Domains, apply_plan, revert, sweep_write_debris, with_parent_dirs
-from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._domain import DomainMap
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal import Journal
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_file import DEFAULT_DIR
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_schema import JournalError
@@ -35,6 +33,11 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._restore import
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._transaction import Transaction
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._domain import DomainMap
 
 
 class Engine(object):
@@ -65,8 +68,7 @@ class Engine(object):
         """Before anything is read: the journal must be loadable and its directory usable.
 
         Nothing is created here, so bad input leaves the node exactly as it was; the directory is
-        made only when there is something to record.
-        """
+        made only when there is something to record."""
         reason = self.host.dir_writable(self.journal_dir, create=False)
         if reason:
             self.fail("journal_dir: %s cannot hold the journal (%s); give a writable local directory"
@@ -97,8 +99,7 @@ class Engine(object):
 
         ``release=False``: a follow-up generation of the same call (what the system did in
         consequence, e.g. modules udev loaded): it releases nothing and is recorded without the
-        release scope, so a later call of that scope, which cannot plan those keys, leaves them.
-        """
+        release scope, so a later call of that scope, which cannot plan those keys, leaves them."""
         scope = self.release_scope
         if not release:
             self.release_scope = None
@@ -286,8 +287,7 @@ class Engine(object):
         ``applying`` is read back key by key: a key still at its ``before`` never changed and is
         forgotten; every other key (applied, changed otherwise, or unreadable) stays, so its
         original is never lost, and the generation becomes ``applied`` marked ``reconciled``.
-        Generations with keys this module cannot read stay ``applying`` for tuning_state.
-        """
+        Generations with keys this module cannot read stay ``applying`` for tuning_state."""
         sweep_write_debris(self.host, list(self.journal.originals()))
         self.journal.sweep()
         done = []

@@ -6,12 +6,16 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, Dict, Optional, Union
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._filestate import FileState, content_bytes, encode_content
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._filestate import content_bytes, encode_content
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._systemd import try_restart
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, Optional, Union
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.node._filestate import FileState
 
 HEADER = "# Managed by hpcnet.rdma ({module}); do not edit: the journal in {journal} restores the\n" \
          "# original when you run playbooks/rollback_rdma.yml (hpcnet.rdma.tuning_state).\n"

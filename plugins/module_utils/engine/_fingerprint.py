@@ -21,10 +21,13 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable, Dict, List
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _iproute
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Callable, Dict, List
 
 # Read here, not through _irq: every engine imports this, and a module ships only its own domains.
 INTERRUPTS = "/proc/interrupts"

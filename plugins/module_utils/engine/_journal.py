@@ -10,11 +10,14 @@ may hold and its check: ``_journal_schema``.
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_file import JournalFile
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_schema import empty
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Change, Plan
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 
 def _now() -> str:

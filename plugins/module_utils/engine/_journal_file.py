@@ -23,12 +23,15 @@ import errno
 import json
 import os
 import posixpath
-from typing import Any, Dict, List, Optional, Sequence
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_schema import SCHEMA, Checker, JournalError, empty
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import os_reason
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._trust import path_trust_problem, untrusted_file
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional, Sequence
 
 DEFAULT_DIR = "/var/lib/hpcnet-rdma"
 JOURNAL_FILE = "journal.json"

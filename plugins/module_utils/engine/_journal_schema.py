@@ -34,9 +34,12 @@ Layout (``/var/lib/hpcnet-rdma/`` by default)::
 from __future__ import annotations
 
 import posixpath
-from typing import Any, Dict, Iterable
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, Iterable
 
 SCHEMA = 2
 READABLE_SCHEMAS = (1, 2)   # schema 1 had no targets; it is upgraded in memory and written as 2

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any, Dict, Iterator, List, Optional
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, Iterator, List, Optional
 
 
 class Change(object):

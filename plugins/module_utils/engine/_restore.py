@@ -8,8 +8,6 @@ file before it is restored (:func:`keep_edits`).  The engine's rollback and a fa
 call's :class:`_transaction.Transaction` restore through it."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
-
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._apply import Domains
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._domain import Refused
@@ -18,8 +16,13 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Ch
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional, Tuple
 
-Restored = Tuple[List[Change], List[Dict[str, str]], List[Dict[str, str]]]
+
+if TYPE_CHECKING:
+    Restored = Tuple[List[Change], List[Dict[str, str]], List[Dict[str, str]]]
 
 
 def restore_plan(host: Host, plan: Plan, domains: Domains) -> Restored:

@@ -12,11 +12,13 @@ name (``plugins/doc_fragments/journal.py``, ``mode.py``, ``interfaces.py``);
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_file import DEFAULT_DIR
 
-Spec = Dict[str, Dict[str, Any]]
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict
+    Spec = Dict[str, Dict[str, Any]]
 
 MODES = ("runtime", "persist", "both")
 

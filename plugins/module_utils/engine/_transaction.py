@@ -7,8 +7,6 @@ remembers each engine run that committed a generation and, when a later run of t
 back what they applied."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
-
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._apply import Domains
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal import Journal
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_file import DEFAULT_DIR
@@ -18,6 +16,10 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._restore import
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._filelock import FileLock
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional, Tuple
 
 
 class Transaction(object):

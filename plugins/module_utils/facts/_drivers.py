@@ -13,9 +13,12 @@ docs/hardware.md is the same table for people, with the captures that prove each
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional, Tuple
 
 # per-queue ethtool -S counter shapes: group q = queue index, group n = the counter's own name
 _Q_BRACKET = r"^\[(?P<q>\d+)\]: (?P<n>.+)$"                              # bnxt_en, bnx2x: "[0]: rx_discards"

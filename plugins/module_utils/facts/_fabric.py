@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Dict, List, Optional
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _drivers
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ethtool
@@ -29,6 +28,10 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _procnet
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re, ParseError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional
 
 IB = "/sys/class/infiniband"
 # ethtool -S counters that mean trouble (errors, drops, discards, pause frames, buffer exhaustion; ena's

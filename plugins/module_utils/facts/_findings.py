@@ -17,7 +17,6 @@ from __future__ import annotations
 import glob
 import re
 import time
-from typing import Any, Callable, Dict, List, Optional
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ethtool
 from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _fabric
@@ -29,6 +28,10 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.services import _domai
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Callable, Dict, List, Optional
 
 DPKG_STATUS = _pkgtools.DPKG_STATUS
 LIBIBVERBS_GLOBS = ("/usr/lib/*/libibverbs.so.1.*.*", "/usr/lib64/libibverbs.so.1.*.*", "/usr/lib/libibverbs.so.1.*.*")

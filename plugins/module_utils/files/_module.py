@@ -10,7 +10,6 @@ one module call (one Python start, one payload, one connection round trip for al
 from __future__ import annotations
 
 import os
-from typing import Optional
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
@@ -19,6 +18,10 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_file import DEFAULT_DIR
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Optional
 
 ARGUMENT_SPEC = _spec.argument_spec(dict(
     files=dict(type="list", elements="dict", required=True, options=dict(

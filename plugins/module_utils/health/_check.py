@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any, Callable, Dict, List, Optional
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _fabric
 from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _findings as _findings_node
@@ -28,6 +27,10 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node._lspci import LSP
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_file import DEFAULT_DIR
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_schema import JournalError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re, ParseError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Callable, Dict, List, Optional
 
 PCIE = ("current_link_speed", "max_link_speed", "current_link_width", "max_link_width")
 # IB port counters (sysfs counters/ and hw_counters/) that mean trouble when they grow

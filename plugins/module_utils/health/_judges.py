@@ -16,11 +16,14 @@ Counters are judged against the previous run (``_check.state_of`` is what the pr
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _findings as _findings_node
 from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _manifest
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._lspci import redirects
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional
 
 SEVERITIES = ("drain", "warn", "info")
 PREFIX = "hpcnet-rdma"

@@ -19,9 +19,11 @@ find it), so a finding that clears is a series going to 0, not one that vanishes
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
-
 from ansible_collections.hpcnet.rdma.plugins.module_utils.health._judges import CODES
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Tuple
 
 FILE_NAME = "hpcnet_rdma_health.prom"
 STAGES = ("fabric", "drift", "limits", "hardware")

@@ -12,10 +12,12 @@ node the check failed with ``Reason=hpcnet-rdma:<code> <summary>``; resume it on
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
-
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re, ParseError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._runner import Tool
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, Optional
 
 OURS = "hpcnet-rdma:"
 _FIELD = lazy_re(r"(?:^|\s)([A-Za-z][A-Za-z0-9_/:.-]*)=")

@@ -18,7 +18,10 @@ from __future__ import annotations
 import fnmatch
 import re
 import sys
-from typing import Any, Dict, List, Optional
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional
 
 INTERRUPTS = "/proc/interrupts"
 ONLINE = "/sys/devices/system/cpu/online"
@@ -375,12 +378,11 @@ def same(actual: Any, wanted: Any) -> bool:
     return parse_cpulist(actual) == parse_cpulist(wanted)
 
 
-# the domain contract (_domain.Domain): this file's read_value, write_value and same
+# the domain contract (_domain.CONTRACT): this file's read_value, write_value and same
 DOMAINS = {"irq": sys.modules[__name__]}
 
 
-def _host_error(msg: str) -> Exception:
-    # imported lazily: at boot this file runs alone, without the collection's _host
+def _host_error(msg: str) -> Exception:   # imported lazily: at boot this file runs alone, without the collection
     try:
         from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
     except ImportError:
@@ -389,10 +391,8 @@ def _host_error(msg: str) -> Exception:
 
 
 def _refused(msg: str) -> Exception:
-    """The kernel refused the new affinity (managed IRQs answer EIO); nothing changed.
-
-    ``_domain.Refused`` at tune time (a named result); at boot this file runs alone and the
-    applier reports it like any other error."""
+    """The kernel refused the new affinity (managed IRQs answer EIO); nothing changed: ``_domain.Refused`` at tune
+    time (a named result); at boot this file runs alone and the applier reports it like any other error."""
     try:
         from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._domain import Refused
     except ImportError:

@@ -9,8 +9,6 @@ one module call (one Python start, one payload, one connection round trip for al
 """
 from __future__ import annotations
 
-from typing import Any
-
 from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _applier
 from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
 from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _plan as _irqplan
@@ -19,6 +17,10 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._engine import Engine
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any
 
 _POLICY = dict(type="str", choices=list(_irq.POLICIES))
 

@@ -21,11 +21,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Dict, List, Optional
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional
 
 IRQBALANCE_UNIT = "irqbalance.service"
 IRQBALANCE_DEFAULTS = "/etc/default/irqbalance"      # Debian, Ubuntu

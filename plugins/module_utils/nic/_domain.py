@@ -18,18 +18,22 @@ ethtool call and the ``.link`` key all follow from it.
 """
 from __future__ import annotations
 
+import collections
 import functools
 import os
 import sys
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ethtool
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _iproute
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, run_all
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional, Tuple
 
-class Knob(NamedTuple):
+
+class Knob(collections.namedtuple("Knob", "name group ethtool link_key kind")):
     """One ethtool setting of an interface, as every part of the collection names it."""
 
     name: str       # the setting in journal keys and results: nic:IF:<name>
@@ -37,6 +41,7 @@ class Knob(NamedTuple):
     ethtool: str    # its argument to ethtool -G / -L / -C
     link_key: str   # its systemd.link(5) key in the persisted .link file
     kind: str       # "int" or "bool" (also the option's type in the module's argument spec)
+    __slots__ = ()
 
     @property
     def field(self) -> str:

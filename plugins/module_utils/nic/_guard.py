@@ -14,8 +14,8 @@ lowers with it (:func:`dragged`, :func:`check_stack`).
 """
 from __future__ import annotations
 
+import collections
 import ipaddress
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _iproute
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _procnet
@@ -23,12 +23,16 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import Ho
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.nic._select import check_mtu_floor
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Callable, Dict, List, Optional, Tuple
+
 # Link kinds stacked on a lower device whose MTU the kernel lowers with it (never raises).
 STACKED = ("vlan", "macvlan", "macvtap", "ipvlan", "ipvtap")
 
 
 # ---------------------------------------------------------------------- the management path
-class Endpoint(NamedTuple):
+class Endpoint(collections.namedtuple("Endpoint", "address side source")):
     """One address of the Ansible connection.  ``side``: ``node`` (this node's end), ``peer``
     (the controller's end, as the node sees it) or ``controller`` (the address the controller
     connects to, e.g. ``ansible_host``; maybe NATed or forwarded)."""
@@ -36,6 +40,7 @@ class Endpoint(NamedTuple):
     address: str
     side: str
     source: str
+    __slots__ = ()
 
 
 class ManagementPath(object):
@@ -54,7 +59,8 @@ class ManagementPath(object):
         self.protected.setdefault(ifname, why)
 
 
-RouteLookup = Callable[[str, Optional[str]], Tuple[Optional[Dict[str, Any]], str]]
+if TYPE_CHECKING:
+    RouteLookup = Callable[[str, Optional[str]], Tuple[Optional[Dict[str, Any]], str]]
 
 
 def split_zone(text: str) -> Tuple[Optional[Any], Optional[str]]:

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.nic._domain import KNOB, KNOBS, MTU_LINK_KEY
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional, Tuple
 
 LINK_DIR = "/etc/systemd/network"
 LINK_FILE = LINK_DIR + "/10-hpcnet-rdma-{ifname}.link"

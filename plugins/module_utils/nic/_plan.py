@@ -7,14 +7,16 @@ changes ordered so a stacked device never exceeds its lower device) and the ``.l
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
-
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 from ansible_collections.hpcnet.rdma.plugins.module_utils.nic._domain import current_value
 from ansible_collections.hpcnet.rdma.plugins.module_utils.nic._guard import STACKED, ManagementPath, check_stack, guard
 from ansible_collections.hpcnet.rdma.plugins.module_utils.nic._linkfile import DRIVER_LINK_FILE, LINK_FILE, match_lines, render_link
 from ansible_collections.hpcnet.rdma.plugins.module_utils.nic._select import absent_values, desired_values
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional, Tuple
 
 
 def _depth(name: str, net: Dict[str, Dict[str, Any]]) -> int:

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import fnmatch
 import ipaddress
-from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ethtool
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._spec import SELECTORS
 from ansible_collections.hpcnet.rdma.plugins.module_utils.nic._domain import GROUPS, KNOBS, fields
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional, Tuple
 
 # Selectors that can plan a .link file for an interface that is not present (a bake).
 ABSENT_SELECTORS = ("name", "driver")

@@ -6,13 +6,15 @@
 pfc, apptrust and the app table), run through :class:`_runner.Tool`; its parsers are ``_dcb_parse``."""
 from __future__ import annotations
 
-from typing import Any, Optional
-
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._dcb_parse import (
     parse_dcb_app_json, parse_dcb_apptrust_json, parse_dcb_buffer, parse_dcb_ets, parse_dcb_pfc_json)
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import is_not_supported
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._runner import Failure, Tool
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Optional
 
 
 def _show_check(rc: int, out: str, err: str) -> Optional[Failure]:

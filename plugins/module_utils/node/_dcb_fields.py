@@ -7,9 +7,11 @@ and the text form's ``name value`` / ``name k:v ...`` lines, per-priority arrays
 Each reader raises ParseError naming the tool and the field."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
-
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re, ParseError, split_lines
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional, Tuple
 
 PRIOS = 8   # IEEE 802.1p priorities
 

@@ -11,11 +11,13 @@ booleans for on/off values (json_print's print_on_off), arrays for the per-prior
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List
-
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._dcb_fields import (
     PRIOS, is_json, isnum, json_bool, json_uint, ranged, size_bytes, text_fields, text_tokens, text_u8_array, text_uint)
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re, load_json_object, ParseError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List
 
 
 def parse_dcb_pfc_json(text: str) -> Dict[str, Any]:

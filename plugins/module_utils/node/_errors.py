@@ -8,7 +8,10 @@ command in their messages."""
 from __future__ import annotations
 
 import errno
-from typing import List, Optional
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import List, Optional
 
 
 class HostError(Exception):

@@ -12,7 +12,6 @@ ignored (ring extras are kept under "extra"), so newer tool versions do not brea
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional, Union
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import NotSupported
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
@@ -20,7 +19,10 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import (
     lazy_re, NA, ParseError, int_or_none, load_json, snake, split_field, split_lines)
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._runner import Tool
 
-Scalar = Union[int, str, None]
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional, Union
+    Scalar = Union[int, str, None]
 
 _MAX_HEADER = "pre-set maximums"
 _CUR_HEADER = "current hardware settings"

@@ -10,11 +10,14 @@ import errno
 import fcntl
 import os
 import time
-from typing import Any, Optional
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError, os_reason
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._filestate import write_all
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._trust import open_nofollow, untrusted_file
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Optional
 
 
 class FileLock:

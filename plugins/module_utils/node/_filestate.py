@@ -13,11 +13,14 @@ import binascii
 import errno
 import os
 import stat
-from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError, os_reason
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._trust import check_foreign, open_parent
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional, Tuple
 
 # A file's state as the journal stores it: None means "absent"; a symbolic link is {"link": TARGET};
 # a regular file is {"content": TEXT, "mode": "0644"} plus, when they apply:
@@ -27,7 +30,8 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import l
 #   "uid", "gid"          the owner, when it is not the user the module runs as (a state without
 #                         them is a file of that user, as a file the module creates is)
 #   "selinux"             the SELinux label (xattr security.selinux), when the file has one
-FileState = Optional[Dict[str, Any]]
+if TYPE_CHECKING:
+    FileState = Optional[Dict[str, Any]]
 
 BASE64 = "base64"
 SELINUX_XATTR = "security.selinux"

@@ -5,9 +5,11 @@
 """getent: its argv table and the parser of a ``group`` entry (NSS: local files, LDAP, SSSD)."""
 from __future__ import annotations
 
-from typing import Optional
-
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._runner import Tool
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Optional
 
 
 def parse_group_gid(text: str) -> Optional[int]:

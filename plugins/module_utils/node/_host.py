@@ -22,16 +22,19 @@ import json
 import os
 import stat
 import threading
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError, command_error, os_reason
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._filelock import FileLock
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._filestate import FileState, read_state, write_state
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._filestate import read_state, write_state
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import is_not_supported
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._trust import check_foreign, open_parent, set_dir_mode
 
-Runner = Callable[[List[str]], Tuple[int, str, str]]
-BinPath = Callable[[str], Optional[str]]
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.node._filestate import FileState
+    Runner = Callable[[List[str]], Tuple[int, str, str]]
+    BinPath = Callable[[str], Optional[str]]
 
 
 def module_runner(module: Any) -> Runner:

@@ -15,12 +15,15 @@ output of which nothing at all can be read raises :class:`ParseError`.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import (
     lazy_re, ParseError, int_or_none, load_json_list, snake, split_field, split_lines)
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._runner import Tool
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
 # ASCII digits only: str.isdigit() also accepts '²', which int() refuses
 _DIGITS = lazy_re(r"^[0-9]+$")

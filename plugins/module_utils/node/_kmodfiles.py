@@ -8,7 +8,10 @@ names as modprobe spells them.  Files, not tools: ``_rdma`` reads them through t
 from __future__ import annotations
 
 import re
-from typing import Dict, List
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Dict, List
 
 
 def kmod_name(path_or_name: str) -> str:

@@ -16,10 +16,12 @@ another user it prints ``Capabilities: <access denied>``).  Lines look like (tes
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
-
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re, ParseError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._runner import Tool
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional
 
 _DEVICE = lazy_re(r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] ")
 _EXPRESS = lazy_re(r"^\s*Capabilities: \[[0-9a-f]+\] Express \(v\d\) (.+?)(?: \(Slot[+-]\))?, ")

@@ -10,12 +10,14 @@ mlnx_qos has no JSON mode; the report is parsed by its labels ("Priority trust s
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
-
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import (
     lazy_re, ParseError, int_or_none, is_not_supported, split_lines)
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._runner import Failure, Tool
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional, Tuple
 
 _PRIOS = 8   # IEEE 802.1p priorities
 

@@ -13,10 +13,13 @@ Drivers before R450 print no ``NUMA Affinity``, before ~R530 no ``GPU NUMA ID``;
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re, ParseError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._runner import Tool
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List
 
 EXTRA_COLUMNS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 _GPU = lazy_re(r"^GPU\d+$")

@@ -14,10 +14,13 @@ written ``{{ }}``.
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re, split_field
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._runner import Tool
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Dict, List, Optional
 
 
 def parse_apt_cache_policy(text: str) -> Dict[str, Dict[str, Optional[str]]]:

@@ -8,9 +8,12 @@ socket per line).  Files, not tools: the callers read them through the Host."""
 from __future__ import annotations
 
 import sys
-from typing import Any, Dict, List
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError, split_lines
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List
 
 
 def parse_softnet_stat(text: str) -> List[Dict[str, int]]:

@@ -19,23 +19,27 @@ hands stdout to the action's parser (stdout itself when the action has none).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+import collections
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import command_error
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import is_not_supported
 
-Parser = Callable[[str], Any]
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+    Parser = Callable[[str], Any]
 
 
-class Failure(NamedTuple):
-    """How a run failed: the message for the error, and whether it means "not supported"."""
+class Failure(collections.namedtuple("Failure", "message unsupported")):
+    """How a run failed: ``message`` (str) for the error, and whether it means "not supported" (``unsupported``,
+    bool)."""
 
-    message: str
-    unsupported: bool
+    __slots__ = ()
 
 
-Check = Callable[[int, str, str], Optional[Failure]]
+if TYPE_CHECKING:
+    Check = Callable[[int, str, str], Optional[Failure]]
 
 
 def rc_check(rc: int, out: str, err: str) -> Optional[Failure]:

@@ -13,9 +13,12 @@ import errno
 import os
 import posixpath
 import stat
-from typing import List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import List, Optional, Tuple
 
 # ---------------------------------------------------------------------- trust of the directories written through
 # One rule for every directory the collection writes through as root - the journal's and every managed

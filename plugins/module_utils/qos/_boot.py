@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import posixpath
 import shlex
-from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
@@ -29,6 +28,10 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _domain as 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _keys as _qoskeys
 from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _config as _stack_config
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional, Tuple
 
 SCRIPT = "/usr/local/lib/hpcnet-rdma/roce-qos.sh"
 UNIT_FILE = "/etc/systemd/system/hpcnet-rdma-qos.service"
@@ -148,8 +151,9 @@ unsupported() {{
 }}
 """
 
-Wanted = _qoskeys.Wanted
-Deferred = List[Tuple[str, str]]      # (selector, value) of each selection found only at boot
+if TYPE_CHECKING:
+    Wanted = _qoskeys.Wanted
+    Deferred = List[Tuple[str, str]]      # (selector, value) of each selection found only at boot
 _NIC = "@IF@"                         # the NIC's name in the key commands of a deferred NIC
 
 

@@ -9,9 +9,11 @@ the state each interface ends with carries lossless RoCE (:func:`check`, :func:`
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
-
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos._domain import ROCE_MODES, _from_list
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional, Tuple
 
 RDMA_MTUS = (256, 512, 1024, 2048, 4096)
 # mlx5 firmware's dscp2prio table after "trust dscp" (mlnx_qos setDefaultAppEntry: dscp >> 3)

@@ -29,12 +29,14 @@ planner (``_plan``), boot script (``_boot``) and report (``_info``).
 """
 from __future__ import annotations
 
-from typing import Any, List, Tuple
-
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _mlnx_qos
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, List, Tuple
 
 PRIORITIES = range(8)
 CONFIGFS = "/sys/kernel/config/rdma_cm"

@@ -14,13 +14,15 @@ evaluated on the values in place.  Reads through ``_qos`` and ``nic``; changes n
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
-
 from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _domain as _nic
 from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _select
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _check as _qoscheck
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _observe as _qosobserve
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional
 
 # The ToS the coherence is checked with when neither the caller nor the port's RDMA CM sets one.
 DEFAULT_TOS = 106

@@ -8,12 +8,13 @@ recorded with its wanted value for the boot script (``Wanted``).
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
-
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos._domain import CONFIGFS, ROCE_MODES, _from_list, cm_dir, ecn_path
 
-Wanted = List[Tuple[str, Any]]
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional, Tuple
+    Wanted = List[Tuple[str, Any]]
 
 
 def _consider(plan: Plan, previous: Dict[str, Any], wanted: Optional[Wanted], key: str, before: Any,

@@ -9,8 +9,6 @@ interface and its state through it (:func:`observe_nic`, dcb or mlnx_qos), the m
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
-
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ibtools
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _mlnx_qos
@@ -18,6 +16,10 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import Ho
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re, ParseError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos._domain import CONFIGFS, IB_SYSFS, PRIORITIES, RDMACM, ROCE_MODES, cm_dir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional, Tuple
 
 BACKEND_TOOLS = {"mlnx_qos": "NVIDIA's mlnx-tools (MLNX_OFED / DOCA-OFED) provides it",
                  "dcb": "iproute2 5.11 or later provides it"}

@@ -9,8 +9,6 @@ every interface first, then the live keys of _qos and the boot files of _qosboot
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List
-
 from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _domain as _nic
 from ansible_collections.hpcnet.rdma.plugins.module_utils.nic import _select
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _check as _qoscheck
@@ -19,6 +17,10 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _keys as _q
 from ansible_collections.hpcnet.rdma.plugins.module_utils.qos import _boot as _qosboot
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List
 
 BOOT_TOOLS = ("dcb", "mlnx_qos", "modprobe")
 

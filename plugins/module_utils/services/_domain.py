@@ -18,11 +18,14 @@ should the file be gone first all the same, the unit is stopped as a loaded unit
 from __future__ import annotations
 
 import sys
-from typing import Any, Dict, List, Optional
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._systemd import SYSTEMCTL, systemd_running
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional
 
 
 NOT_FOUND = "not-found"

@@ -16,12 +16,14 @@ getty and ``user@.service`` hand it to every login — so it is an explicit opt-
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
-
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _kmodfiles
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Tuple
 
 MODULES_LOAD = "/etc/modules-load.d/hpcnet-rdma.conf"
 MODPROBE_CONF = "/etc/modprobe.d/hpcnet-rdma.conf"

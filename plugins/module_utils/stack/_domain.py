@@ -22,7 +22,6 @@ runtime domains and what is read of the kernel (module trees, loaded modules, de
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _getent
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ibtools
@@ -35,6 +34,10 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import is_not_supported
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 from ansible_collections.hpcnet.rdma.plugins.module_utils.stack._config import DEV_DIR, DEVICES
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional, Tuple
 
 
 # ---------------------------------------------------------------------- kmod:NAME

@@ -16,13 +16,16 @@ replays in reverse, removes dependents before what they depend on.
 from __future__ import annotations
 
 import sys
-from typing import Any, Dict, List, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _pkgtools
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Tuple
 
 NAME_RE = lazy_re(r"^[A-Za-z0-9][A-Za-z0-9+._-]*$")
 # where each package manager's tools live (stock paths; resolved under the Host root for tests)

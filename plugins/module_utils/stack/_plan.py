@@ -12,8 +12,6 @@ it means for the user).  The keys are ``kmod:``, ``rxe:``, ``rdma:``, ``devnode:
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
-
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _iproute
 from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _domain as _rdma
 from ansible_collections.hpcnet.rdma.plugins.module_utils.stack import _config as _stack_config
@@ -21,6 +19,10 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _systemd
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Plan
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional, Tuple
 
 MODULES_DIR = "/lib/modules"
 

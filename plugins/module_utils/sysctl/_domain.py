@@ -10,7 +10,6 @@ import errno
 import fnmatch
 import os
 import sys
-from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _kmodfiles
@@ -20,6 +19,10 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Pl
 from ansible_collections.hpcnet.rdma.plugins.module_utils.sysctl._keys import (
     CATALOG, OFFERED, SEARCH_DIRS, SYSCTL_CONF, canonical_key, check_offered, check_value, normalize_value, proc_path, scope_of,
     value_kind)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional, Tuple
 
 
 # ---------------------------------------------------------------------- domain interface

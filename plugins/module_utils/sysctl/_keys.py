@@ -9,10 +9,13 @@ field, the value and what is allowed."""
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, Optional, Tuple
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, Optional, Tuple
 
 DEFAULT_FILE = "/etc/sysctl.d/90-hpcnet-rdma.conf"
 # systemd-sysctl(8) / sysctl.d(5): same basename → the earlier directory wins; then all files are

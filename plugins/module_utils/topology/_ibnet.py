@@ -25,10 +25,13 @@ starts like a port or node line but does not parse, is a ParseError naming the l
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, Optional
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re, ParseError, split_lines
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._runner import Tool
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, Optional
 
 TOOL = "ibnetdiscover"
 KINDS = {"S": "switch", "H": "ca", "R": "router", "SW": "switch", "CA": "ca", "RT": "router",

@@ -15,12 +15,15 @@ CAs ``ibnetdiscover`` lists.
 from __future__ import annotations
 
 import fnmatch
-from typing import Any, Dict, List, Optional
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.topology import _ibnet, _lldp
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional
 
 IB = "/sys/class/infiniband"
 

@@ -19,10 +19,12 @@ port.  No neighbour at all is ``{"lldp": {}}``.  Every neighbour is returned in 
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
-
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError, load_json_object
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._runner import Tool
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional, Tuple
 
 TOOL = "lldpcli -f json"
 

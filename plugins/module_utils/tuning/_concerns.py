@@ -16,9 +16,10 @@ module_utils is listed, with its prefixes).
 """
 from __future__ import annotations
 
-from typing import Iterable, Tuple
-
-from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._domain import DomainMap
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Iterable, Tuple
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._domain import DomainMap
 
 # The domain files, in the order their maps are handed to an engine.
 FILES = ("engine._files", "sysctl._domain", "nic._domain", "irq._domain", "services._domain", "stack._pkg", "stack._domain", "qos._domain")

@@ -38,7 +38,6 @@ first.  (A managed_files unit file that service_state then starts is planned as 
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, List, Optional, Tuple
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
@@ -49,6 +48,10 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _spec
 from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _status
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional, Tuple
 
 # The modules a step can run.
 STEPS = ("irq_affinity", "managed_files", "nic_tuning", "roce_qos", "service_state", "sysctl_tuning")

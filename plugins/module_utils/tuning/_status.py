@@ -17,7 +17,6 @@ change nothing (the role's fast path for a no-change rerun), with the reasons wh
 from __future__ import annotations
 
 import base64
-from typing import Any, Dict, List, Optional, Sequence
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _apply
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _journal
@@ -25,6 +24,10 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _fingerp
 from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _concerns as _registry
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
+    from typing import Any, Dict, List, Optional, Sequence
 
 # Where the hpcnet.rdma.tuning role records the applied profile (a journaled file like any other).
 PROFILE_FILE = "/etc/hpcnet-rdma/profile.json"

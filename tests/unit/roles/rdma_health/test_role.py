@@ -70,6 +70,21 @@ def test_nothing_installed_needs_ansible_on_the_node():
             assert not re.search(r"^\s*(from|import) ansible\.", f.read(), re.M), name
 
 
+def test_what_the_check_imports_never_imports_typing_or_argparse():
+    """The check starts on every Slurm health check and job: typing (annotations only in every file it imports)
+    and argparse were 35 ms and 65 ms of its start on a lab VM (docs/health.md).  Every installed file imported in
+    a fresh python3 -IS, as the program runs: neither is in sys.modules."""
+    import subprocess
+    names = [MU + "." + name.replace("/", ".") for name in closure(PROGRAM_IMPORTS)]
+    code = ("import importlib, sys; sys.path.insert(0, sys.argv[1]); [importlib.import_module(n) for n in sys.argv[2:]]; "
+            "print(' '.join(sorted(set(sys.modules) & {'typing', 'argparse', 'shutil', 'tempfile'})))")
+    lib = os.path.dirname(os.path.dirname(os.path.dirname(ROOT)))
+    run = subprocess.run([sys.executable, "-IS", "-c", code, lib] + names, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True, check=False)
+    assert (run.returncode, run.stderr) == (0, "")
+    assert len(names) > 40 and run.stdout.split() == []
+
+
 @pytest.fixture
 def program(monkeypatch):
     monkeypatch.setattr(sys, "pycache_prefix", sys.pycache_prefix)   # the program sets it for its process
