@@ -309,8 +309,8 @@ def test_the_budget_skips_what_it_cannot_read_and_says_so(tmp_path, monkeypatch)
     now = [0.0]
     gather = _health._fabric.gather
 
-    def slow_gather(*args):
-        out = gather(*args)
+    def slow_gather(*args, **kwargs):
+        out = gather(*args, **kwargs)
         now[0] = 2.5
         return out
     monkeypatch.setattr(_health._fabric, "gather", slow_gather)
@@ -342,9 +342,9 @@ def test_the_drift_stage_runs_beside_the_fabric_stage_and_a_cut_in_it_drops_only
         raise _health.BudgetSpent("dpkg-query not run: the time budget is spent")
     gather = _health._fabric.gather
 
-    def waiting_gather(*args):
+    def waiting_gather(*args, **kwargs):
         assert started.wait(10), "the drift stage did not run beside the fabric stage"
-        return gather(*args)
+        return gather(*args, **kwargs)
     monkeypatch.setattr(_health._status, "read", spent_drift)
     monkeypatch.setattr(_health._fabric, "gather", waiting_gather)
     out = _health.run(n.host(), OPTS, None, None)
@@ -419,3 +419,40 @@ def test_a_stage_cut_off_half_way_leaves_nothing_half_read(tmp_path):
     assert not set(out["facts"]) & {"fabric", "data_interfaces", "carrier", "port_counters", "gids"}
     assert out["state"] is None                                        # no counters kept from a half-read node
     assert [f["code"] for f in out["findings"] if f["severity"] == "drain"] == [] and out["verdict"]["rc"] == 0
+
+
+def test_the_check_reads_the_fabric_without_the_irqs_it_does_not_judge(tmp_path, monkeypatch):
+    """fabric_info's netdevs carry their queue interrupts per CPU; the check judges none of them and reads the
+    fabric without (/proc/interrupts unread, each netdev's irqs None) - every other fact the same."""
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _fabric
+    n = lab(tmp_path)
+    n.write("/proc/interrupts", "           CPU0       CPU1\n 25:         10         20   PCI-MSI 512000-edge      virtio0-input.0\n")
+    host = n.host()
+    reads = []
+    real = host.read
+    monkeypatch.setattr(host, "read", lambda path: reads.append(path) or real(path))
+    full = _fabric.gather(host, ["data0"], ["ibv_devinfo"], False)
+    assert "/proc/interrupts" in reads
+    del reads[:]
+    facts = _health.run(host, dict(OPTS), None, None)["facts"]
+    assert "/proc/interrupts" not in reads and facts["fabric"]["netdevs"]["data0"]["irqs"] is None
+    for fab in (full, facts["fabric"]):
+        fab["netdevs"]["data0"].pop("irqs")
+    assert (facts["fabric"]["netdevs"], facts["fabric"]["devices"]) == (full["netdevs"], full["devices"])
+
+
+@pytest.mark.parametrize("tools, run", [
+    (["ibv_devinfo", "rdma"], ["ibv_devinfo"]), (["rdma", "ibstat", "nvidia-smi"], []), ([], []),
+])
+def test_the_fabric_stage_runs_only_the_tools_whose_facts_it_judges(tmp_path, monkeypatch, tools, run):
+    """ibv_devinfo gives the active MTU and the GID indexes (sysfs has neither); rdma, ibstat and nvidia-smi give
+    facts the check does not judge, and are not run for the fabric (of the configured tools, only)."""
+    asked = []
+    gather = _health._fabric.gather
+
+    def recording(host, interfaces, wanted, *args, **kwargs):
+        asked.append(list(wanted))
+        return gather(host, interfaces, wanted, *args, **kwargs)
+    monkeypatch.setattr(_health._fabric, "gather", recording)
+    check(lab(tmp_path), tools=tools)
+    assert asked == [run]
