@@ -14,7 +14,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node._systemd import t
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
-    from typing import Any, Dict, Optional, Union
+    from typing import Any, Dict, List, Optional, Union
     from ansible_collections.hpcnet.rdma.plugins.module_utils.node._filestate import FileState
 
 HEADER = "# Managed by hpcnet.rdma ({module}); do not edit: the journal in {journal} restores the\n" \
@@ -23,6 +23,12 @@ HEADER = "# Managed by hpcnet.rdma ({module}); do not edit: the journal in {jour
 
 def read_value(host: Host, path: str) -> FileState:
     return host.file_state(path)
+
+
+def read_values(host: Host, paths: List[str]) -> Dict[str, Any]:
+    """:func:`read_value` of each path (a ``HostError`` in place of a state it could not read), each parent
+    directory walked once for all of its files (``Host.file_states``)."""
+    return host.file_states(paths)
 
 
 def _bare(value: FileState) -> FileState:

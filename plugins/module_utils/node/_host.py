@@ -25,7 +25,7 @@ import threading
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError, command_error, os_reason
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._filelock import FileLock
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._filestate import read_state, write_state
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._filestate import read_state, read_states, write_state
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import is_not_supported
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._trust import check_foreign, open_parent, set_dir_mode
 
@@ -166,6 +166,11 @@ class Host:
         Read through its directories under the trust rule (:func:`_trust.open_dir`): a directory or link on
         the way that another user controls is an error (UntrustedPath) unless that user owns the file."""
         return read_state(self.p(path), path)
+
+    def file_states(self, paths: List[str]) -> Dict[str, Any]:
+        """``{path: file_state(path)}``, a ``HostError`` in place of a state that could not be read; each
+        parent directory walked once for all of its files (:func:`_filestate.read_states`)."""
+        return read_states([(self.p(path), path) for path in paths])
 
     def write_file(self, path: str, state: FileState) -> None:
         """Bring a file to ``state`` atomically (temp file, fsync, rename); None removes it.

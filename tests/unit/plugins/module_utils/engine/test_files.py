@@ -19,6 +19,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _files
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine import _journal
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _filestate
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._plan import Change, Plan
 
 NOBODY = 65534
@@ -310,3 +311,56 @@ def test_a_directory_of_the_files_own_owner_is_trusted_for_that_file_only(host, 
 ])
 def test_edited_compares_the_bytes_with_what_the_tune_wrote(current, written, edited):
     assert _files.edited(current, written) is edited
+
+
+def _one_by_one(host, paths):
+    out = {}
+    for path in paths:
+        try:
+            out[path] = host.file_state(path)
+        except HostError as e:
+            out[path] = e
+    return out
+
+
+def _shown(states):
+    return dict((p, ("error", type(v).__name__, str(v)) if isinstance(v, Exception) else v) for p, v in states.items())
+
+
+@ROOT_ONLY
+def test_file_states_reads_each_directory_once_and_equals_file_state_of_each(host, tmp_path, monkeypatch):
+    """The health check and status read every journaled file at once (Host.file_states, the file domain's
+    read_values): each parent directory is walked under the trust rule once for all of its files, and every
+    state - or error - is what file_state gives for that path alone: regular files, a non-UTF-8 file, a link,
+    absent files and directories, a directory where a file is expected, a file where a directory is, another
+    user's link on the way, a directory of the file's own owner (trusted for that owner's file only)."""
+    put(host, "/etc/a.conf", b"a\n")
+    put(host, "/etc/b.conf", b"\xff\xfe binary", 0o600)
+    os.symlink("a.conf", host.p("/etc/link.conf"))
+    os.makedirs(host.p("/etc/dir.conf"))
+    put(host, "/etc/sub/c.conf", b"c\n")
+    put(host, "/usr/lib/x/m.py", b"m\n")
+    victim = tmp_path / "victim"
+    victim.mkdir(mode=0o700)
+    (victim / "f").write_text("root's\n")
+    os.symlink(str(victim), host.p("/etc/ucx"))
+    os.lchown(host.p("/etc/ucx"), NOBODY, NOBODY)
+    home = tmp_path / "home"
+    home.mkdir()
+    os.chown(str(home), NOBODY, NOBODY)
+    (home / "own.conf").write_text("nobody's\n")
+    os.chown(str(home / "own.conf"), NOBODY, NOBODY)
+    (home / "roots.conf").write_text("root's\n")
+    paths = ["/etc/a.conf", "/etc/b.conf", "/etc/link.conf", "/etc/dir.conf", "/etc/absent.conf", "/etc/sub/c.conf",
+             "/etc/nodir/x.conf", "/etc/a.conf/x", "/usr/lib/x/m.py", "/etc/ucx/f", "/etc/ucx/absent",
+             "/home/own.conf", "/home/roots.conf", "/home/absent.conf"]
+    alone = _one_by_one(host, paths)
+    opened = []
+    real_open_dir = _filestate.open_dir
+    monkeypatch.setattr(_filestate, "open_dir", lambda parent, **kw: opened.append(parent) or real_open_dir(parent, **kw))
+    together = host.file_states(paths)
+    assert _shown(together) == _shown(alone)
+    assert sorted(opened) == sorted(set(opened)) and len(opened) == 7          # /etc, /etc/sub, /etc/nodir, ...
+    assert _files.read_values(host, paths[:2]) == dict((p, alone[p]) for p in paths[:2])
+    assert isinstance(alone["/etc/ucx/f"], HostError) and "owned by uid 65534" in str(alone["/etc/ucx/f"])
+    assert alone["/home/own.conf"]["uid"] == NOBODY and isinstance(alone["/home/roots.conf"], HostError)
