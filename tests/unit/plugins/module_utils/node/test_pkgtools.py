@@ -15,6 +15,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _pkgtools
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 
 from ....conftest import fixture, host_answering
+from ....fixtures.real.loader import real_capture, real_header
 
 
 # ---------------------------------------------------------------- package tools (captured on Debian 12)
@@ -159,3 +160,19 @@ def test_dpkg_status_states_equal_dpkg_query_for_every_package_of_a_real_status_
 ])
 def test_dpkg_status_states(text, states):
     assert _pkgtools.parse_dpkg_status_states(text, ["a", "b"]) == states
+
+
+def test_the_status_file_reads_as_dpkg_query_on_a_verbatim_capture():
+    """A verbatim cut of a lab VM's /var/lib/dpkg/status (Debian 12, dpkg 1.21.23: rdma-core's packages, a
+    Multi-Arch: same library, irqbalance removed with its conffiles kept) and that VM's dpkg-query -W of the
+    same names in the same minute: the states are dpkg-query's, the version is rdma-core's."""
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _findings
+    status = real_capture("dpkg-status/debian12.status.txt")
+    query = real_capture("dpkg-status/debian12.dpkg-query.txt")
+    assert "dpkg 1.21.23" in real_header("dpkg-status/debian12.status.txt")["tool"]
+    names = ["rdma-core", "ibverbs-providers", "libibverbs1", "irqbalance", "perftest", "no-such-package"]
+    states = _pkgtools.parse_dpkg_status_states(status, names)
+    assert states == _pkgtools.parse_dpkg_query_status(query)
+    assert states["irqbalance"] == "config-files" and "no-such-package" not in states
+    assert _findings.parse_dpkg_status_version(status, "rdma-core") == "44.0-2"
+    assert _findings.parse_dpkg_status_version(status, "irqbalance") is None      # config-files: not installed
