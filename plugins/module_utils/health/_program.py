@@ -36,8 +36,8 @@ def make_runner(deadline, spent, memo=False):
     not read, never judged on what the tool would have said.
 
     With ``memo`` (the reading of the node, which only reads), one run's answer to an argv stands for the
-    whole check: a second reader asking the same (``rdma -j link show``: the fabric stage, then the rxe keys
-    of the drift stage) gets it again, not a second tool run of ~45 ms on a lab VM.  Nothing outlives the
+    whole check: a second reader asking the same (``rdma -j link show``, which the stack domain runs for each
+    journaled soft-RoCE link it reads) gets it again, not a second tool run of ~45 ms on a lab VM.  Nothing outlives the
     process; Slurm's runner (scontrol reads what its own update changed) has no memo.  The drift stage runs
     in a thread (health/_check.read): a second asker of an argv still running waits for that run's answer."""
     seen = {}
