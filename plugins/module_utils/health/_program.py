@@ -3,9 +3,9 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The body of hpcnet-rdma-check (roles/rdma_health/files/hpcnet-rdma-check.py, whose docstring is its manual):
-options, the check's command runner, the run and what it writes (counters, node_exporter's textfile, Slurm's
-drain and resume).  The installed program is only a launcher that puts LIB on the path and sends compiled
-bytecode under /run before importing this: Python compiles a program's own file on every run, never from a
+the check's command runner, the run and what it writes (counters, node_exporter's textfile, Slurm's drain and
+resume).  The installed program is only a launcher that parses the options, puts LIB on the path and sends
+compiled bytecode under /run before importing this: Python compiles a program's own file on every run, never from a
 cache - 0.06-0.11 s of the check's start on a lab VM under TCG for the 330 lines this was
 (benchmarks/health_check.py); a module here is compiled once.  python3 standard library only."""
 from __future__ import annotations
@@ -17,17 +17,12 @@ import subprocess
 import sys
 import threading
 import time
-import types
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _check as _health
 from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _judges
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
-CONFIG = "/etc/hpcnet-rdma/health.json"
-MANIFEST = "/etc/hpcnet-rdma/manifest.json"
-STATE = "/run/hpcnet-rdma/health-state.json"
 SBIN = ("/usr/local/sbin", "/usr/sbin", "/sbin")
-ABOUT = "hpcnet-rdma-check: the node's RDMA fabric health, for Slurm's HealthCheckProgram and prolog"
 
 
 def make_runner(deadline, spent, memo=False):
@@ -163,72 +158,13 @@ def slurm(host, health, slurm_mod, name, spent):
     return decision
 
 
-# (flag, destination, value type or None for a switch, default, help) - parsed by parse_args
-OPTIONS = (
-    ("--json", "json", None, False, "print every finding as JSON"),
-    ("--budget", "budget", float, None, "seconds to read the node in (default: the config's, else 2)"),
-    ("--slurm", "slurm", None, False, "drain/resume this node in Slurm"),
-    ("--node", "node", str, None, "the Slurm node name (default: SLURMD_NODENAME, else the short host name)"),
-    ("--config", "config", str, CONFIG, "the check's options (JSON, written by the role)"),
-    ("--manifest", "manifest", str, MANIFEST, "the fleet manifest (JSON, written by the role)"),
-    ("--state", "state", str, STATE, "the counters of the previous run (JSON)"),
-    ("--metrics-dir", "metrics_dir", str, None,
-     "node_exporter's textfile directory (default: the config's metrics_dir; '' = off)"),
-    ("--root", "root", str, "/", "prefix of every node path (tests)"),
-)
-
-
-def usage():
-    return "usage: hpcnet-rdma-check [-h] " + " ".join(
-        "[%s]" % flag if kind is None else "[%s %s]" % (flag, dest.upper()) for flag, dest, kind, _d, _h in OPTIONS)
-
-
-def parse_args(argv):
-    """The options, with argparse's conventions (``--flag VALUE``, ``--flag=VALUE``, ``-h``/``--help``, a usage
-    error is exit 2 with the usage on stderr) but not argparse itself: importing it (with gettext, locale and
-    shutil) was 65 ms of the check's start on a lab VM under TCG (benchmarks/health_check.py)."""
-    table = dict((flag, (dest, kind)) for flag, dest, kind, _d, _h in OPTIONS)
-    values = dict((dest, default) for _f, dest, _k, default, _h in OPTIONS)
-
-    def fail(msg):
-        sys.stderr.write("%s\nhpcnet-rdma-check: error: %s\n" % (usage(), msg))
-        raise SystemExit(2)
-    args = list(argv)
-    while args:
-        arg = args.pop(0)
-        if arg in ("-h", "--help"):
-            lines = [usage(), "", ABOUT, "", "options:", "  -h, --help  show this help and exit"]
-            lines += ["  %s  %s" % (flag if kind is None else "%s %s" % (flag, dest.upper()), text)
-                      for flag, dest, kind, _d, text in OPTIONS]
-            sys.stdout.write("\n".join(lines) + "\n")
-            raise SystemExit(0)
-        flag, eq, value = arg.partition("=")
-        if flag not in table:
-            fail("unrecognized arguments: %s" % arg)
-        dest, kind = table[flag]
-        if kind is None:
-            if eq:
-                fail("argument %s: ignored explicit argument %r" % (flag, value))
-            values[dest] = True
-            continue
-        if not eq:
-            if not args:
-                fail("argument %s: expected one argument" % flag)
-            value = args.pop(0)
-        try:
-            values[dest] = kind(value)
-        except ValueError:
-            fail("argument %s: invalid %s value: %r" % (flag, kind.__name__, value))
-    return types.SimpleNamespace(**values)
-
-
 def say(line):
     """One line to standard output (print's; module_utils has no print - this is a program, not a module)."""
     sys.stdout.write(line + "\n")
 
 
-def main(argv):
-    args = parse_args(argv)
+def main(args):
+    """The check, with the options the launcher parsed (its parse_args: a refused command line never gets here)."""
     started = time.monotonic()
     probe = Host(root=args.root)
     config, config_error = load_json(probe, args.config)
@@ -239,7 +175,7 @@ def main(argv):
         opts["metrics_dir"] = args.metrics_dir
     budget = float(opts.get("budget", _health.DEFAULTS["budget"]))
     if not 0 < budget <= 60:
-        say("ERROR: %s: usage --budget %r is outside 0..60 seconds" % (_judges.PREFIX, budget))
+        say("ERROR: %s: usage budget %r in %s is outside 0..60 seconds" % (_judges.PREFIX, budget, args.config))
         return 2
     deadline = started + budget
     host = Host(root=args.root, runner=make_runner(deadline, _health.BudgetSpent, memo=True), bin_path=bin_path)

@@ -25,22 +25,74 @@ from __future__ import annotations
 
 import os
 import sys
+import types                     # the body's imports (subprocess) import it anyway
 
 LIB = os.environ.get("HPCNET_RDMA_LIB", "/usr/lib/hpcnet-rdma/lib")
-STATE = "/run/hpcnet-rdma/health-state.json"     # as health/_program.STATE (a unit test holds them equal)
+CONFIG = "/etc/hpcnet-rdma/health.json"
+MANIFEST = "/etc/hpcnet-rdma/manifest.json"
+STATE = "/run/hpcnet-rdma/health-state.json"
+PREFIX = "hpcnet-rdma"                           # as health/_judges.PREFIX (a unit test holds them equal)
+ABOUT = "hpcnet-rdma-check: the node's RDMA fabric health, for Slurm's HealthCheckProgram and prolog"
+
+# (flag, destination, value type or None for a switch, default, help) - parsed by parse_args
+OPTIONS = (
+    ("--json", "json", None, False, "print every finding as JSON"),
+    ("--budget", "budget", float, None, "seconds to read the node in (default: the config's, else 2)"),
+    ("--slurm", "slurm", None, False, "drain/resume this node in Slurm"),
+    ("--node", "node", str, None, "the Slurm node name (default: SLURMD_NODENAME, else the short host name)"),
+    ("--config", "config", str, CONFIG, "the check's options (JSON, written by the role)"),
+    ("--manifest", "manifest", str, MANIFEST, "the fleet manifest (JSON, written by the role)"),
+    ("--state", "state", str, STATE, "the counters of the previous run (JSON)"),
+    ("--metrics-dir", "metrics_dir", str, None,
+     "node_exporter's textfile directory (default: the config's metrics_dir; '' = off)"),
+    ("--root", "root", str, "/", "prefix of every node path (tests)"),
+)
 
 
-def option(argv, flag, default):
-    """The last value of ``flag`` in ``argv`` (``--flag VALUE`` or ``--flag=VALUE``), before the options are
-    parsed (health/_program.parse_args, which also refuses what is wrong): where bytecode goes must be known
-    before that module is imported."""
-    value = default
-    for i, arg in enumerate(argv):
-        if arg == flag and i + 1 < len(argv):
-            value = argv[i + 1]
-        elif arg.startswith(flag + "="):
-            value = arg[len(flag) + 1:]
-    return value
+def usage():
+    return "usage: hpcnet-rdma-check [-h] " + " ".join(
+        "[%s]" % flag if kind is None else "[%s %s]" % (flag, dest.upper()) for flag, dest, kind, _d, _h in OPTIONS)
+
+
+def parse_args(argv):
+    """The options, with argparse's conventions (``--flag VALUE``, ``--flag=VALUE``, ``-h``/``--help``, a usage
+    error is exit 2 with the usage on stderr) but not argparse itself: importing it (with gettext, locale and
+    shutil) was 65 ms of the check's start on a lab VM under TCG (benchmarks/health_check.py).  Here, not in
+    the body: a refused command line ends before the body is imported, so it writes no bytecode - bad input
+    leaves the node as it was."""
+    table = dict((flag, (dest, kind)) for flag, dest, kind, _d, _h in OPTIONS)
+    values = dict((dest, default) for _f, dest, _k, default, _h in OPTIONS)
+
+    def fail(msg):
+        sys.stderr.write("%s\nhpcnet-rdma-check: error: %s\n" % (usage(), msg))
+        raise SystemExit(2)
+    args = list(argv)
+    while args:
+        arg = args.pop(0)
+        if arg in ("-h", "--help"):
+            lines = [usage(), "", ABOUT, "", "options:", "  -h, --help  show this help and exit"]
+            lines += ["  %s  %s" % (flag if kind is None else "%s %s" % (flag, dest.upper()), text)
+                      for flag, dest, kind, _d, text in OPTIONS]
+            sys.stdout.write("\n".join(lines) + "\n")
+            raise SystemExit(0)
+        flag, eq, value = arg.partition("=")
+        if flag not in table:
+            fail("unrecognized arguments: %s" % arg)
+        dest, kind = table[flag]
+        if kind is None:
+            if eq:
+                fail("argument %s: ignored explicit argument %r" % (flag, value))
+            values[dest] = True
+            continue
+        if not eq:
+            if not args:
+                fail("argument %s: expected one argument" % flag)
+            value = args.pop(0)
+        try:
+            values[dest] = kind(value)
+        except ValueError:
+            fail("argument %s: invalid %s value: %r" % (flag, kind.__name__, value))
+    return types.SimpleNamespace(**values)
 
 
 def fixed_packages(lib):
@@ -63,20 +115,23 @@ def fixed_packages(lib):
 
 
 def main(argv=None):
-    """Only what must happen before the body is imported: the check is health/_program, compiled once (a
-    program's own file is compiled on every run).  Its bytecode goes under /run with the counters, never into
-    LIB: LIB holds only the files the role wrote (rollback removes them and their directories)."""
-    argv = sys.argv[1:] if argv is None else list(argv)
+    """Only what must happen before the body is imported: the options, then the check is health/_program,
+    compiled once (a program's own file is compiled on every run).  Its bytecode goes under /run with the
+    counters, never into LIB: LIB holds only the files the role wrote (rollback removes them and their
+    directories)."""
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.budget is not None and not 0 < args.budget <= 60:     # the config's budget is the body's to refuse
+        sys.stdout.write("ERROR: %s: usage --budget %r is outside 0..60 seconds\n" % (PREFIX, args.budget))
+        return 2
     if hasattr(sys, "pycache_prefix"):
-        state = option(argv, "--state", STATE)
-        sys.pycache_prefix = os.path.join(option(argv, "--root", "/"), os.path.dirname(state).lstrip("/"), "pycache")
+        sys.pycache_prefix = os.path.join(args.root, os.path.dirname(args.state).lstrip("/"), "pycache")
     else:
         sys.dont_write_bytecode = True
     if LIB not in sys.path:
         sys.path.insert(0, LIB)
     fixed_packages(LIB)
     from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _program
-    return _program.main(argv)
+    return _program.main(args)
 
 
 if __name__ == "__main__":

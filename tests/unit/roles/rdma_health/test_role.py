@@ -17,7 +17,7 @@ import sys
 import pytest
 
 import ansible_collections.hpcnet.rdma as collection
-from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _program
+from ansible_collections.hpcnet.rdma.plugins.module_utils.health import _judges, _program
 
 from ...conftest import FakeNic
 from ...fake_qos import FakeRdma, QosNode
@@ -85,15 +85,20 @@ def test_what_the_check_imports_never_imports_typing_or_argparse():
     assert len(names) > 40 and run.stdout.split() == []
 
 
+def launcher():
+    """The installed program's file as a module (its options and parser; nothing imported from LIB yet)."""
+    spec = importlib.util.spec_from_file_location("hpcnet_rdma_check", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 @pytest.fixture
 def program(monkeypatch):
     monkeypatch.setattr(sys, "pycache_prefix", sys.pycache_prefix)   # the program sets it for its process
     monkeypatch.setattr(sys, "dont_write_bytecode", sys.dont_write_bytecode)
     monkeypatch.setenv("HPCNET_RDMA_LIB", os.path.dirname(os.path.dirname(os.path.dirname(ROOT))))
-    spec = importlib.util.spec_from_file_location("hpcnet_rdma_check", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return launcher()
 
 
 def lab(tmp_path):
@@ -134,9 +139,49 @@ def test_json_lists_every_finding_and_stage(program, tmp_path, capsys):
     assert set(doc["stages"]) == {"fabric", "drift", "limits", "hardware"} and doc["skipped"] == []
 
 
-def test_a_bad_budget_is_refused(program, tmp_path, capsys):
-    rc, out = run(program, lab(tmp_path), capsys, "--budget", "0")
-    assert rc == 2 and "--budget 0.0 is outside 0..60 seconds" in out
+def tree(root):
+    """Every path under ``root`` with its bytes (None for a directory)."""
+    found = {}
+    for top, dirs, files in os.walk(root):
+        for name in dirs:
+            found[os.path.relpath(os.path.join(top, name), root)] = None
+        for name in files:
+            with open(os.path.join(top, name), "rb") as f:
+                found[os.path.relpath(os.path.join(top, name), root)] = f.read()
+    return found
+
+
+@pytest.mark.parametrize("argv, code, out", [
+    (["--bogus"], 2, ""), (["--budget", "soon"], 2, ""), (["--json=yes"], 2, ""), (["-h"], 0, "usage: hpcnet-rdma-check"),
+    (["--budget", "0"], 2, "ERROR: hpcnet-rdma: usage --budget 0.0 is outside 0..60 seconds\n"),
+    (["--budget=61", "--json"], 2, "ERROR: hpcnet-rdma: usage --budget 61.0 is outside 0..60 seconds\n"),
+])
+def test_a_refused_command_line_leaves_the_node_as_it_was(tmp_path, argv, code, out):
+    """Refused (or only --help) before the body is imported: no bytecode under /run, no counters - the root is
+    byte for byte what it was (951b6b5 imported the body first, and a usage error wrote 68 .pyc files).  Run as
+    Slurm runs it, in a fresh python3 -IS: in this process the readers are imported already and write nothing."""
+    import subprocess
+    n = lab(tmp_path)
+    before = tree(n.root)
+    env = dict(os.environ, HPCNET_RDMA_LIB=os.path.dirname(os.path.dirname(os.path.dirname(ROOT))))
+
+    def check(*args):
+        return subprocess.run([sys.executable, "-IS", SCRIPT, "--root", n.root] + list(args), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, universal_newlines=True, env=env, check=False)
+    refused = check(*argv)
+    assert refused.returncode == code and refused.stdout.startswith(out)
+    assert tree(n.root) == before
+    good = check("--budget", "5")                      # the same root, a good command line: counters and bytecode
+    assert (good.returncode, good.stdout, good.stderr) == (0, "", "")
+    assert "run/hpcnet-rdma/health-state.json" in tree(n.root)
+    assert any(p.startswith("run/hpcnet-rdma/pycache/") and p.endswith(".pyc") for p in tree(n.root))
+
+
+def test_a_bad_budget_in_the_config_is_refused(program, tmp_path, capsys):
+    n = lab(tmp_path)
+    n.write("/etc/hpcnet-rdma/health.json", json.dumps({"tools": [], "budget": 0}))
+    rc, out = run(program, n, capsys)
+    assert (rc, out) == (2, "ERROR: hpcnet-rdma: usage budget 0.0 in /etc/hpcnet-rdma/health.json is outside 0..60 seconds\n")
 
 
 def test_slurm_drains_with_our_reason_and_resumes_only_ours(program, tmp_path, capsys, monkeypatch):
@@ -219,7 +264,7 @@ def _argparse_of():
     """What argparse gave for the same OPTIONS (the program's parser before it dropped argparse)."""
     import argparse
     ap = argparse.ArgumentParser(prog="hpcnet-rdma-check", allow_abbrev=False)
-    for flag, dest, kind, default, text in _program.OPTIONS:
+    for flag, dest, kind, default, text in launcher().OPTIONS:
         if kind is None:
             ap.add_argument(flag, dest=dest, action="store_true", help=text)
         else:
@@ -233,7 +278,7 @@ def _argparse_of():
     ["--node=a=b"], ["--budget", "-1"],
 ])
 def test_options_read_as_argparse_read_them(argv):
-    assert vars(_program.parse_args(argv)) == vars(_argparse_of().parse_args(argv))
+    assert vars(launcher().parse_args(argv)) == vars(_argparse_of().parse_args(argv))
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -245,22 +290,15 @@ def test_options_read_as_argparse_read_them(argv):
 ])
 def test_a_usage_error_is_exit_2_with_the_usage_on_stderr(capsys, argv, message):
     with pytest.raises(SystemExit) as e:
-        _program.parse_args(argv)
+        launcher().parse_args(argv)
     err = capsys.readouterr().err
     assert e.value.code == 2 and err.startswith("usage: hpcnet-rdma-check [-h] [--json] [--budget BUDGET]")
     assert "hpcnet-rdma-check: error: " + message in err
 
 
-@pytest.mark.parametrize("argv", [
-    [], ["--state", "/tmp/s.json"], ["--state=/tmp/s.json", "--root", "/r"], ["--root=/r", "--state", "/a", "--state=/b"],
-    ["--json", "--budget", "1", "--root", "/x/y"],
-])
-def test_the_launcher_sends_bytecode_where_the_options_put_the_state(program, argv):
-    """The launcher reads --state and --root before the body parses the options (the body's bytecode goes
-    there): what it reads is what parse_args reads."""
-    assert program.STATE == _program.STATE
-    args = _program.parse_args(argv)
-    assert (program.option(argv, "--state", program.STATE), program.option(argv, "--root", "/")) == (args.state, args.root)
+def test_the_launcher_says_what_the_body_says():
+    """The launcher's own copies of what the body knows: the finding prefix of its usage line."""
+    assert launcher().PREFIX == _judges.PREFIX
 
 
 def test_help_names_every_option_and_exits_0(program, capsys):
@@ -268,7 +306,7 @@ def test_help_names_every_option_and_exits_0(program, capsys):
         program.main(["--help"])
     out = capsys.readouterr().out
     assert e.value.code == 0 and "the node's RDMA fabric health" in out
-    assert all(flag in out for flag, *_rest in _program.OPTIONS)
+    assert all(flag in out for flag, *_rest in program.OPTIONS)
 
 
 def test_tools_are_found_on_path_then_in_sbin_and_only_when_executable(tmp_path, monkeypatch):
