@@ -297,6 +297,39 @@ class Host:
             raise command_error(argv, rc, msg, is_not_supported(msg))
         return out
 
+    def converse(self, path: str, hello: bytes, payload: bytes, feed: Callable[[bytes], bool],
+                 timeout: float = 2.0) -> None:
+        """A unix stream socket's conversation: send ``hello``, wait for one ``OK ...\\r\\n`` line, send
+        ``payload``, give ``feed`` what comes after the line, piece by piece, until it says True.  HostError
+        for anything else (no socket, refused, a line that is not OK, the peer gone, ``timeout`` seconds
+        for any one wait) - a D-Bus authentication and its messages (node/_dbus)."""
+        import socket   # only here: the check's start imports nothing it does not use (docs/health.md)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        try:
+            sock.settimeout(timeout)
+            sock.connect(self.p(path))
+            sock.sendall(hello)
+            data = b""
+            while b"\r\n" not in data:
+                chunk = sock.recv(4096)
+                if not chunk:
+                    raise OSError("closed before it answered")
+                data += chunk
+            line, _sep, data = data.partition(b"\r\n")
+            if not line.startswith(b"OK "):
+                raise OSError("answered %r" % line[:80])
+            sock.sendall(payload)
+            done = feed(data)
+            while not done:
+                data = sock.recv(65536)
+                if not data:
+                    raise OSError("closed before the last answer")
+                done = feed(data)
+        except OSError as e:
+            raise HostError("%s: %s" % (path, e.strerror or e))
+        finally:
+            sock.close()
+
     # ------------------------------------------------------------------ device nodes and node facts
     def node_perms(self, path: str) -> Optional[Dict[str, Any]]:
         """Group id and permission bits of a device node (or any file), None when absent."""

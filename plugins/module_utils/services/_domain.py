@@ -21,7 +21,7 @@ import sys
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._systemd import SYSTEMCTL, systemd_running
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._systemd import SYSTEMCTL, systemd_running, unit_properties
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
@@ -61,22 +61,26 @@ def _state(block: str, key: str) -> str:
 
 
 def read_values(host: Host, units: List[str]) -> Dict[str, Any]:
-    """read_value of each unit with one ``systemctl show`` for all of them (status and the health check read
-    every journaled unit: is-enabled and is-active were two runs of ~100 ms each per unit on a lab VM)."""
+    """read_value of each unit with one question for all of them (status and the health check read every
+    journaled unit: is-enabled and is-active were two runs of ~100 ms each per unit on a lab VM): as root,
+    systemd's private bus (node/_systemd.unit_properties, no tool started); else one ``systemctl show``."""
     if not systemd_running(host):
         return dict((u, None) for u in units)
+    props = unit_properties(host, units, ("Id", "UnitFileState", "ActiveState"))
+    if props is None:
+        try:
+            rc, text, _err = SYSTEMCTL.run(host, "show_states", units=units)
+        except HostError:
+            rc, text = 1, ""
+        blocks = text.strip("\n").split("\n\n") if rc == 0 else []
+        props = dict((unit, dict((key, _state(blocks[i], key)) for key in ("Id", "UnitFileState", "ActiveState")))
+                     for i, unit in enumerate(units) if len(blocks) == len(units))
     out: Dict[str, Any] = {}
-    try:
-        rc, text, _err = SYSTEMCTL.run(host, "show_states", units=units)
-    except HostError:
-        rc, text = 1, ""
-    blocks = text.strip("\n").split("\n\n") if rc == 0 else []
-    for i, unit in enumerate(units):
-        block = blocks[i] if len(blocks) == len(units) else ""
-        enabled = _state(block, "UnitFileState")
-        if enabled in SHOWN_STATES and _state(block, "Id") == unit:
-            out[unit] = {"active": _state(block, "ActiveState") in ("active", "activating", "reloading"),
-                         "enabled": enabled}
+    for unit in units:
+        shown = props.get(unit) or {}
+        enabled = shown.get("UnitFileState", "")
+        if enabled in SHOWN_STATES and shown.get("Id") == unit:
+            out[unit] = {"active": shown.get("ActiveState") in ("active", "activating", "reloading"), "enabled": enabled}
             continue
         try:
             out[unit] = read_value(host, unit)
