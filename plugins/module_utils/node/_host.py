@@ -13,8 +13,8 @@ Host knows no tool: each tool's argv formats and parsers live in a file of their
 :meth:`Host.run` by :class:`_runner.Tool`.
 
 Below Host, in files of their own: its errors (``_errors``), the trust rule for the directories it
-writes through (``_trust``), a file's state and its atomic replacement (``_filestate``) and the
-journal's lock (``_filelock``).
+writes through (``_trust``), a file's state and its atomic replacement (``_filestate``), the
+journal's lock (``_filelock``) and the sockets it talks to systemd and the kernel through (``_sockets``).
 """
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ import stat
 import threading
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError, command_error, os_reason
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _sockets
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._filelock import FileLock
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._filestate import read_state, read_states, write_state
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import is_not_supported
@@ -299,36 +300,16 @@ class Host:
 
     def converse(self, path: str, hello: bytes, payload: bytes, feed: Callable[[bytes], bool],
                  timeout: float = 2.0) -> None:
-        """A unix stream socket's conversation: send ``hello``, wait for one ``OK ...\\r\\n`` line, send
-        ``payload``, give ``feed`` what comes after the line, piece by piece, until it says True.  HostError
-        for anything else (no socket, refused, a line that is not OK, the peer gone, ``timeout`` seconds
-        for any one wait) - a D-Bus authentication and its messages (node/_dbus)."""
-        import socket   # only here: the check's start imports nothing it does not use (docs/health.md)
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
-        try:
-            sock.settimeout(timeout)
-            sock.connect(self.p(path))
-            sock.sendall(hello)
-            data = b""
-            while b"\r\n" not in data:
-                chunk = sock.recv(4096)
-                if not chunk:
-                    raise OSError("closed before it answered")
-                data += chunk
-            line, _sep, data = data.partition(b"\r\n")
-            if not line.startswith(b"OK "):
-                raise OSError("answered %r" % line[:80])
-            sock.sendall(payload)
-            done = feed(data)
-            while not done:
-                data = sock.recv(65536)
-                if not data:
-                    raise OSError("closed before the last answer")
-                done = feed(data)
-        except OSError as e:
-            raise HostError("%s: %s" % (path, e.strerror or e))
-        finally:
-            sock.close()
+        """A unix stream socket's conversation (node/_sockets.converse) at node path ``path``."""
+        _sockets.converse(self.p(path), hello, payload, feed, timeout)
+
+    def netlink(self, protocol: int, dialog: Callable[[Callable[[bytes], Any], Callable[[], bytes]], Any],
+                timeout: float = 2.0) -> Any:
+        """``dialog(send, recv)`` on a netlink socket of the running kernel (node/_sockets.netlink).  Only
+        for the node itself: under another root (a test's tree) the kernel is not that node's - HostError."""
+        if self.root not in ("", "/"):
+            raise HostError("netlink reads the running kernel, not the tree under %s" % self.root)
+        return _sockets.netlink(protocol, dialog, timeout)
 
     # ------------------------------------------------------------------ device nodes and node facts
     def node_perms(self, path: str) -> Optional[Dict[str, Any]]:
