@@ -92,9 +92,9 @@ def split(data):
     return out
 
 
-def attrs(payload):
-    """{type: payload} of the attributes after a genlmsghdr."""
-    out, pos = {}, 4
+def attrs(payload, start=4):
+    """{type: payload} of the attributes after a genlmsghdr (``start`` 0: a netlink family without one)."""
+    out, pos = {}, start
     while pos + 4 <= len(payload):
         length, kind = struct.unpack_from("=HH", payload, pos)
         if length < 4 or pos + length > len(payload):

@@ -27,6 +27,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _getent
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ibtools
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _kmod
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _kmodfiles
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _rdmanl
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _systemd
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._domain import Refused
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
@@ -85,12 +86,17 @@ KMOD = _Kmod()
 
 # ---------------------------------------------------------------------- rxe:NAME
 def rdma_links(host: Host) -> List[Dict[str, Any]]:
-    """``rdma -j link`` parsed; [] when ib_core is not loaded.  The tool is not even run then: opening
-    the NETLINK_RDMA socket makes the kernel load ib_core (its net-pf-16-proto-20 alias), and a read
-    (check mode, status) must not load a module.  Entries the parser could not read are left out
+    """Every RDMA port with its netdev (``device``, ``port``, ``netdev``); [] when ib_core is not loaded.
+    Nothing is asked then: opening the NETLINK_RDMA socket makes the kernel load ib_core (its
+    net-pf-16-proto-20 alias), and a read (check mode, status) must not load a module.  Read from the
+    kernel's RDMA netlink (node/_rdmanl: the dump ``rdma link show`` makes, without starting the tool), else
+    ``rdma -j link`` parsed (with the ports' states too); entries the parser could not read are left out
     (they name no link this module could manage)."""
     if not host.isdir("/sys/module/ib_core"):
         return []
+    ports = _rdmanl.port_netdevs(host)
+    if ports is not None:
+        return ports
     rc, out, err = _ibtools.RDMA.run(host, "links")
     if rc != 0:
         msg = " ".join((err or out).split())
