@@ -95,11 +95,14 @@ def read_value(host: Host, target: str) -> Any:
     return _group_fields(host, ifname, knob.group).get(knob.field)
 
 
-def _group_fields(host: Host, ifname: str, group: str, parsed: Any = False) -> Dict[str, Any]:
-    """The current fields of one ethtool group of ``ifname`` (rings: ``-g``'s current settings; coalesce: ``-c``),
-    from ``parsed`` when the kernel's netlink gave it (node/_ethnl; None: not supported), else from ethtool."""
-    if parsed is False:
-        parsed = _ethtool.read(host, group, ifname)
+def _group_fields(host: Host, ifname: str, group: str) -> Dict[str, Any]:
+    """The current fields of one ethtool group of ``ifname`` (rings: ``-g``'s current settings; coalesce: ``-c``)."""
+    return _current(ifname, group, _ethtool.read(host, group, ifname))
+
+
+def _current(ifname: str, group: str, parsed: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    """The current fields of a group as ethtool's reader or the kernel's netlink (node/_ethnl) parsed it (None:
+    not supported by the driver)."""
     if parsed is None:
         raise HostError("%s of %s: not supported by the driver" % (group, ifname))
     return parsed if group == "coalesce" else parsed["current"]
@@ -126,7 +129,10 @@ def read_values(host: Host, targets: List[str]) -> Dict[str, Any]:
 
     def read_group(ifname: str, group: str, members: List[str]) -> Dict[str, Any]:
         try:
-            fields_of = _group_fields(host, ifname, group, by_netlink.get((ifname, group), False))
+            if (ifname, group) in by_netlink:
+                fields_of = _current(ifname, group, by_netlink[(ifname, group)])
+            else:
+                fields_of = _group_fields(host, ifname, group)
         except HostError as e:
             return dict((t, e) for t in members)
         return dict((t, fields_of.get(KNOB[_split(t)[1]].field)) for t in members)

@@ -165,10 +165,14 @@ def body(message):
     return [reader.value(one) for one in sig]
 
 
+def is_answer(message):
+    """Whether a message answers a call (a method return or an error), not a signal or a call of its own."""
+    return message["type"] in (METHOD_RETURN, ERROR) and REPLY_SERIAL in message["fields"]
+
+
 def replies(messages):
-    """{serial asked: message} of the answers among ``messages`` (a method return or an error)."""
-    return dict((m["fields"][REPLY_SERIAL], m) for m in messages
-                if m["type"] in (METHOD_RETURN, ERROR) and REPLY_SERIAL in m["fields"])
+    """{serial asked: message} of the answers among ``messages``."""
+    return dict((m["fields"][REPLY_SERIAL], m) for m in messages if is_answer(m))
 
 
 class Answers(object):
@@ -180,7 +184,7 @@ class Answers(object):
 
     def feed(self, chunk):
         found, self.rest = split(self.rest + chunk)
-        self.messages.extend(m for m in found if m["type"] in (METHOD_RETURN, ERROR))
+        self.messages.extend(m for m in found if is_answer(m))
         return len(self.messages) >= self.want
 
 

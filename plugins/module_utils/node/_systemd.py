@@ -24,6 +24,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
     from typing import Dict, List, Optional, Sequence
 
+# The unit properties services/_domain.read_values asks (of systemd's bus, else of ``systemctl show``)
+STATE_PROPERTIES = ("Id", "UnitFileState", "ActiveState")
 SYSTEMCTL = Tool("systemctl", {
     "is_enabled": ["is-enabled", "--", "{unit}"],
     "is_active": ["is-active", "--", "{unit}"],
@@ -35,7 +37,7 @@ SYSTEMCTL = Tool("systemctl", {
     "daemon_reload": ["daemon-reload"],
     "list_jobs": ["list-jobs", "--no-legend", "--plain"],
     # one block per unit, in the order given, blank-line separated
-    "show_states": ["show", "--property=Id,UnitFileState,ActiveState", "--", "{*units}"],
+    "show_states": ["show", "--property=" + ",".join(STATE_PROPERTIES), "--", "{*units}"],
 })
 UDEVADM = Tool("udevadm", {
     "settle": ["settle", "--timeout={timeout:d}"],

@@ -21,7 +21,7 @@ import sys
 
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._systemd import SYSTEMCTL, systemd_running, unit_properties
+from ansible_collections.hpcnet.rdma.plugins.module_utils.node._systemd import STATE_PROPERTIES, SYSTEMCTL, systemd_running, unit_properties
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
@@ -66,14 +66,14 @@ def read_values(host: Host, units: List[str]) -> Dict[str, Any]:
     systemd's private bus (node/_systemd.unit_properties, no tool started); else one ``systemctl show``."""
     if not systemd_running(host):
         return dict((u, None) for u in units)
-    props = unit_properties(host, units, ("Id", "UnitFileState", "ActiveState"))
+    props = unit_properties(host, units, STATE_PROPERTIES)
     if props is None:
         try:
             rc, text, _err = SYSTEMCTL.run(host, "show_states", units=units)
         except HostError:
             rc, text = 1, ""
         blocks = text.strip("\n").split("\n\n") if rc == 0 else []
-        props = dict((unit, dict((key, _state(blocks[i], key)) for key in ("Id", "UnitFileState", "ActiveState")))
+        props = dict((unit, dict((key, _state(blocks[i], key)) for key in STATE_PROPERTIES))
                      for i, unit in enumerate(units) if len(blocks) == len(units))
     out: Dict[str, Any] = {}
     for unit in units:
