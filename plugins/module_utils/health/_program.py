@@ -179,7 +179,7 @@ def main(args):
         return 2
     deadline = started + budget
     host = Host(root=args.root, runner=make_runner(deadline, _health.BudgetSpent, memo=True), bin_path=bin_path)
-    host.concurrent_reads = True      # its runner is safe in threads: the journal's domains are read side by side
+    host.concurrent_reads = True      # its runner is safe in threads: ethtool's runs (where netlink did not answer) go side by side
 
     # The last resort against a read that never returns (a wedged device's sysfs file): past twice the
     # budget the check stops and says so - a warning, since a stuck read proves nothing about the fabric.

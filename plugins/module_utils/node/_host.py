@@ -68,8 +68,9 @@ class Host:
         # What this call learned about the node's tools, so it is not asked again within the call
         # (e.g. "ethtool_no_json": this ethtool has no --json for -g/-c).  Lives as long as the call.
         self.tool_facts: Dict[str, Any] = {}
-        # Reads of independent parts of the node may run side by side (run_all): set only by a caller
-        # whose runner is safe in threads (the health check's); a module's run_command is not asked to be.
+        # Tool runs of independent reads may go side by side (run_all: the nic domain's ethtool runs, where
+        # the kernel's netlink did not answer): set only by a caller whose runner is safe in threads (the
+        # health check's); a module's run_command is not asked to be.
         self.concurrent_reads = False
 
     @classmethod

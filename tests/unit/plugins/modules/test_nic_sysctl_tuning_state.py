@@ -254,5 +254,5 @@ def test_status_reads_each_interfaces_rings_and_coalescing_with_one_ethtool_run(
         else:
             assert batch[key] == one, key
     side_by_side = lab.host()
-    side_by_side.concurrent_reads = True                    # as the health check's host: domains and ethtool runs in threads
+    side_by_side.concurrent_reads = True                    # as the health check's host: ethtool runs in threads
     assert repr(domains.read_values(side_by_side, keys)) == repr(batch)
