@@ -76,6 +76,7 @@ class Domains(object):
                     got[key] = e
             return got
         for prefix, group in by_domain.items():
+            host.checkpoint()
             out.update(read_group(prefix, group))
         return out
 

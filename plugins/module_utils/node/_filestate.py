@@ -21,7 +21,7 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import l
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing is not imported at run time (docs/health.md, the check's start)
-    from typing import Any, Dict, List, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
 # A file's state as the journal stores it: None means "absent"; a symbolic link is {"link": TARGET};
 # a regular file is {"content": TEXT, "mode": "0644"} plus, when they apply:
@@ -201,17 +201,20 @@ def read_state(real: str, path: str) -> FileState:
     return state
 
 
-def read_states(files: List[Tuple[str, str]]) -> Dict[str, Any]:
+def read_states(files: List[Tuple[str, str]], checkpoint: Optional[Callable[[], None]] = None) -> Dict[str, Any]:
     """``{path: state}`` of each ``(real, path)``, a ``HostError`` in place of a state that could not be read:
     :func:`read_state` of each, with each parent directory reached (under the trust rule) once for all of its
     files - a node's journaled files share few directories (the health check reads 79 in 9: the walk from /
-    was a fifth of its drift stage on a lab VM under TCG)."""
+    was a fifth of its drift stage on a lab VM under TCG).  ``checkpoint`` is called before each directory
+    (what it raises ends the read)."""
     by_parent: Dict[str, List[Tuple[str, str]]] = {}
     for real, path in files:
         parent, name = posixpath.split(real)
         by_parent.setdefault(parent, []).append((name, path))
     out: Dict[str, Any] = {}
     for parent, names in by_parent.items():
+        if checkpoint is not None:
+            checkpoint()
         foreign: List[Tuple[int, str]] = []
         try:
             dfd = open_dir(parent, foreign=foreign)

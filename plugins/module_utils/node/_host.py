@@ -72,6 +72,8 @@ class Host:
         # the kernel's netlink did not answer): set only by a caller whose runner is safe in threads (the
         # health check's); a module's run_command is not asked to be.
         self.concurrent_reads = False
+        # Called between the parts of a long read (checkpoint): the health check's raises once its budget is spent.
+        self.on_checkpoint: Optional[Callable[[], None]] = None
 
     @classmethod
     def from_module(cls, module: Any, root: str = "/") -> "Host":
@@ -171,8 +173,16 @@ class Host:
 
     def file_states(self, paths: List[str]) -> Dict[str, Any]:
         """``{path: file_state(path)}``, a ``HostError`` in place of a state that could not be read; each
-        parent directory walked once for all of its files (:func:`_filestate.read_states`)."""
-        return read_states([(self.p(path), path) for path in paths])
+        parent directory walked once for all of its files (:func:`_filestate.read_states`), a
+        :meth:`checkpoint` before each."""
+        return read_states([(self.p(path), path) for path in paths], self.checkpoint)
+
+    def checkpoint(self) -> None:
+        """Between the parts of a long read (each domain of the journal, each directory of its files): the
+        caller's ``on_checkpoint``, if any - the health check's ends the read there once its budget is spent,
+        as its runner refuses a command then (file reads never ask the runner)."""
+        if self.on_checkpoint is not None:
+            self.on_checkpoint()
 
     def write_file(self, path: str, state: FileState) -> None:
         """Bring a file to ``state`` atomically (temp file, fsync, rename); None removes it.

@@ -361,6 +361,21 @@ def test_file_states_reads_each_directory_once_and_equals_file_state_of_each(hos
     together = host.file_states(paths)
     assert _shown(together) == _shown(alone)
     assert sorted(opened) == sorted(set(opened)) and len(opened) == 7          # /etc, /etc/sub, /etc/nodir, ...
+    checked = []                                    # the health check's budget ends the read before a directory
+    host.on_checkpoint = lambda: checked.append(len(opened))
+    del opened[:]
+    host.file_states(paths)
+    assert checked == list(range(7))
+    host.on_checkpoint = lambda: opened and _raise(KeyError("spent"))
+    del opened[:]
+    with pytest.raises(KeyError):
+        host.file_states(paths)
+    assert len(opened) == 1
+    host.on_checkpoint = None
     assert _files.read_values(host, paths[:2]) == dict((p, alone[p]) for p in paths[:2])
     assert isinstance(alone["/etc/ucx/f"], HostError) and "owned by uid 65534" in str(alone["/etc/ucx/f"])
     assert alone["/home/own.conf"]["uid"] == NOBODY and isinstance(alone["/home/roots.conf"], HostError)
+
+
+def _raise(error):
+    raise error

@@ -456,3 +456,32 @@ def test_the_fabric_stage_runs_only_the_tools_whose_facts_it_judges(tmp_path, mo
     monkeypatch.setattr(_health._fabric, "gather", recording)
     check(lab(tmp_path), tools=tools)
     assert asked == [run]
+
+
+def test_the_budget_ends_the_drift_stage_at_any_checkpoint_between_its_domains_and_directories(tmp_path):
+    """File reads never ask the runner, so the check's budget ends the drift stage at Host.checkpoint: before
+    each of the journal's domains and each directory of its files.  Cut at every one of them in turn, the stage
+    is named as not read and nothing it half read is judged."""
+    n = lab(tmp_path)
+    sysctl_tuning.run(FakeModule(sysctl_tuning.ARGUMENT_SPEC, {"sysctls": {"net.ipv4.tcp_sack": "0"}, "context": "host",
+                                                              "mode": "both"}), n.host())
+    n.sysctl("net.ipv4.tcp_sack", "1")                                  # a drift any completed read would drain on
+    host = n.host()
+    seen = []
+    host.on_checkpoint = lambda: seen.append(len(seen))
+    whole = _health.run(host, dict(OPTS), None, None)
+    assert ("drift.key", "drain") in codes(whole["findings"])
+    assert len(seen) == 4                     # before the domains dir, file and sysctl, and the directory /etc/sysctl.d
+    for cut in range(len(seen)):
+        host = n.host()
+        calls = []
+
+        def checkpoint(cut=cut, calls=calls):
+            calls.append(1)
+            if len(calls) > cut:
+                raise _health.BudgetSpent("the rest of the read not done: the time budget is spent")
+        host.on_checkpoint = checkpoint
+        out = _health.run(host, dict(OPTS), None, None)
+        assert out["facts"]["skipped"] == ["drift"] and "drift" not in out["facts"], cut
+        assert [f["code"] for f in out["findings"] if f["severity"] == "drain"] == [], cut
+        assert "not read: drift" in [f for f in out["findings"] if f["code"] == "budget.exceeded"][0]["evidence"]
