@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -66,14 +66,85 @@ def make_runner(deadline, spent, memo=False):
             raise spent("%s not run: the time budget is spent" % argv[0])
         env = dict(os.environ, LC_ALL="C", LANG="C")
         try:
-            res = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=left,
-                                 universal_newlines=True, check=False)
-        except subprocess.TimeoutExpired:
+            return spawn(argv, env, left)
+        except TimeoutError:
             raise spent("%s timed out after %.2fs (the time budget)" % (argv[0], left)) from None
         except OSError as e:
             return 127, "", "%s: %s" % (argv[0], e)
-        return res.returncode, res.stdout, res.stderr
     return run
+
+
+def spawn(argv, env, timeout):
+    """``(returncode, stdout, stderr)`` of ``argv`` as ``subprocess.run(argv, stdout=PIPE, stderr=PIPE,
+    universal_newlines=True, timeout=...)`` gives them (a signal's death is minus its number; the output as
+    UTF-8 text with universal newlines, a byte that is not UTF-8 replaced), without importing subprocess:
+    with its selectors, warnings, contextlib and locale that was 0.06 s of the check's start on a lab VM
+    under TCG (15 runs alternated).  ``os.posix_spawnp`` with stdin from /dev/null and both pipes read as they
+    fill; past ``timeout`` seconds the command is killed, reaped, and that is TimeoutError; one that cannot
+    start is OSError.  The pipes are the check's own descriptors, not inherited by any other command (PEP 446)."""
+    if not hasattr(os, "posix_spawnp"):     # Python 3.7 (3.8 added it)
+        import subprocess
+        try:
+            res = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env,
+                                 timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
+            raise TimeoutError("timed out") from None
+        return res.returncode, _text(res.stdout), _text(res.stderr)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    try:
+        pid = os.posix_spawnp(argv[0], argv, env, file_actions=[
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)])
+    except BaseException:
+        os.close(out_r)
+        os.close(err_r)
+        raise
+    finally:
+        os.close(out_w)
+        os.close(err_w)
+    end = time.monotonic() + timeout
+    got = {out_r: [], err_r: []}
+    status = None
+    try:
+        poller = select.poll()
+        for fd in got:
+            poller.register(fd, select.POLLIN)
+        reading = set(got)
+        while reading:
+            for fd, _event in poller.poll(_ms_until(end)):
+                data = os.read(fd, 65536)
+                if data:
+                    got[fd].append(data)
+                else:
+                    poller.unregister(fd)
+                    reading.discard(fd)
+        while status is None:       # both pipes closed: the command is ending (or left a child holding none)
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if not done:
+                status = None
+                _ms_until(end)
+                time.sleep(0.001)
+    finally:
+        os.close(out_r)
+        os.close(err_r)
+        if status is None:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -os.WTERMSIG(status)
+    return code, _text(b"".join(got[out_r])), _text(b"".join(got[err_r]))
+
+
+def _ms_until(end):
+    """Milliseconds left until ``end`` (a monotonic time), at least 1; TimeoutError once it has passed."""
+    left = end - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("timed out")
+    return int(left * 1000) + 1
+
+
+def _text(data):
+    return data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
 
 
 def bin_path(name):
