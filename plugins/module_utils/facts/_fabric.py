@@ -22,7 +22,6 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _drivers
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ethtool
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ibtools
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _iproute
-from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _nvidia_smi
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _procnet
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
@@ -158,18 +157,24 @@ def netdev(host: Host, name: str, interrupts: Optional[Dict[int, Dict[str, Any]]
                 info["ethtool_counters"] = select_counters(_ethtool.parse_ethtool_stats(out), driver=info["driver"])
             except ParseError:
                 info["ethtool_counters"] = None
-    try:
-        nic = None if interrupts is None else _irq.nic_irqs(host, name, interrupts)
-    except ValueError:
-        nic = None
-    if nic is not None:
-        per_cpu: List[int] = []
-        for i in nic["irqs"]:
-            counts = interrupts[i["irq"]]["counts"]
-            per_cpu = [a + b for a, b in zip(per_cpu, counts)] if per_cpu else list(counts)
-        info["irqs"] = {"count": len(nic["irqs"]), "per_cpu": per_cpu,
-                        "local_cpus": _irq.format_cpulist(nic["local_cpus"])}
+    if interrupts is not None:
+        info["irqs"] = _netdev_irqs(host, name, interrupts)
     return info
+
+
+def _netdev_irqs(host: Host, name: str, interrupts: Dict[int, Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """The netdev's queue interrupts per CPU; None when the driver's IRQs are not found."""
+    # here, not at the top: the health check reads without IRQs and never imports irq/_domain
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
+    try:
+        nic = _irq.nic_irqs(host, name, interrupts)
+    except ValueError:
+        return None
+    per_cpu: List[int] = []
+    for i in nic["irqs"]:
+        counts = interrupts[i["irq"]]["counts"]
+        per_cpu = [a + b for a, b in zip(per_cpu, counts)] if per_cpu else list(counts)
+    return {"count": len(nic["irqs"]), "per_cpu": per_cpu, "local_cpus": _irq.format_cpulist(nic["local_cpus"])}
 
 
 def host_counters(host: Host) -> Dict[str, Any]:
@@ -335,7 +340,10 @@ def gather(host: Host, interfaces: List[str], tools: List[str], ethtool: bool, i
     if missing:
         raise ValueError("interfaces: unknown interface %s (interfaces: %s)"
                          % (", ".join(repr(m) for m in missing), ", ".join(_iproute.interfaces(host))))
-    interrupts = _irq.parse_interrupts(host.read(_irq.INTERRUPTS) or "CPU0\n") if irqs else None
+    interrupts = None
+    if irqs:
+        from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
+        interrupts = _irq.parse_interrupts(host.read(_irq.INTERRUPTS) or "CPU0\n")
     facts = {
         "devices": devices,
         "netdevs": dict((n, netdev(host, n, interrupts, ethtool)) for n in names if host.exists("/sys/class/net/" + n)),

@@ -22,9 +22,6 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _ethtool
 from ansible_collections.hpcnet.rdma.plugins.module_utils.facts import _fabric
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _iproute
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _pkgtools
-from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
-from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _plan as _irqplan
-from ansible_collections.hpcnet.rdma.plugins.module_utils.services import _domain as _service
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import ParseError
@@ -170,6 +167,7 @@ def data_interfaces(facts: Dict[str, Any], explicit: List[str], fallback: List[s
 
 
 def _counters(host: Host, names: List[str], ethtool: bool) -> Dict[str, Any]:
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
     interrupts = _irq.parse_interrupts(host.read(_irq.INTERRUPTS) or "CPU0\n")
     return {"netdevs": dict((n, _fabric.netdev(host, n, interrupts, ethtool)) for n in names
                             if host.exists("/sys/class/net/" + n)),
@@ -177,6 +175,7 @@ def _counters(host: Host, names: List[str], ethtool: bool) -> Dict[str, Any]:
 
 
 def _irq_detail(host: Host, name: str, interrupts: Dict[int, Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
     try:
         nic = _irq.nic_irqs(host, name, interrupts)
     except ValueError:
@@ -233,6 +232,9 @@ def gather(host: Host, params: Dict[str, Any], sleep: Callable[[float], None] = 
     The second sample waits for what is left of ``interval`` after ``during``: reading the journal,
     the live values and the QoS tools sends nothing on the data path, so the counters still grow
     only with the node's own traffic, and the delta's ``interval`` is the time actually measured."""
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _domain as _irq
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.irq import _plan as _irqplan
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.services import _domain as _service
     ethtool = params["ethtool"] and host.which("ethtool") is not None
     wanted = [n for n in params["interfaces"] if host.exists("/sys/class/net/" + n)]
     missing = [n for n in params["interfaces"] if n not in wanted]

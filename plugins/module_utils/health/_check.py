@@ -23,7 +23,6 @@ from ansible_collections.hpcnet.rdma.plugins.module_utils.tuning import _status
 from ansible_collections.hpcnet.rdma.plugins.module_utils.sysctl import _domain as _sysctl
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host, run_all
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node._lspci import LSPCI
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_file import DEFAULT_DIR
 from ansible_collections.hpcnet.rdma.plugins.module_utils.engine._journal_schema import JournalError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._parsing import lazy_re, ParseError
@@ -130,6 +129,7 @@ def pci_place(host: Host, target: str) -> Dict[str, Any]:
 def acs_of(host: Host, pcie: Dict[str, Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
     """``lspci -vvv -s`` of every bridge above the NICs (ACS is in config space, not in sysfs): bridge ->
     the parsed device, or {"unreadable": why}."""
+    from ansible_collections.hpcnet.rdma.plugins.module_utils.node._lspci import LSPCI   # here: only where GPUs are
     out: Dict[str, Dict[str, Any]] = {}
     for bdf in sorted(set(b for link in pcie.values() for b in link.get("upstream") or [])):
         try:

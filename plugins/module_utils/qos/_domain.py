@@ -29,8 +29,6 @@ planner (``_plan``), boot script (``_boot``) and report (``_info``).
 """
 from __future__ import annotations
 
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb
-from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _mlnx_qos
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._errors import HostError
 from ansible_collections.hpcnet.rdma.plugins.module_utils.node._host import Host
 
@@ -71,6 +69,7 @@ class _Dcb(object):
 
     @staticmethod
     def read_value(host: Host, target: str) -> Any:
+        from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb   # here: only dcb: keys need it
         ifname, field = _split(target)
         if field == "pfc":
             return _dcb.show(host, "pfc", ifname)["enabled"]
@@ -82,6 +81,7 @@ class _Dcb(object):
 
     @staticmethod
     def write_value(host: Host, target: str, value: Any) -> None:
+        from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _dcb   # here: only dcb: keys need it
         ifname, field = _split(target)
         if field == "pfc":
             wanted = set(_as_list(value))
@@ -116,6 +116,7 @@ class _MlnxQos(object):
 
     @staticmethod
     def read_value(host: Host, target: str) -> Any:
+        from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _mlnx_qos   # here: only mlnx_qos: keys need it
         ifname, field = _split(target)
         state = _mlnx_qos.report(host, ifname)
         if field == "pfc":
@@ -128,6 +129,7 @@ class _MlnxQos(object):
 
     @staticmethod
     def write_value(host: Host, target: str, value: Any) -> None:
+        from ansible_collections.hpcnet.rdma.plugins.module_utils.node import _mlnx_qos   # here: only mlnx_qos: keys need it
         ifname, field = _split(target)
         if field == "pfc":
             wanted = set(_as_list(value))

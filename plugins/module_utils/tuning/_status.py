@@ -79,14 +79,16 @@ def status(host: Host, journal: _journal.Journal, profile_file: Optional[str] = 
     ``profile_file``, the recorded profile; ``journal`` is loaded (or locked) by the caller."""
     tuned = {}
     drift = []
-    domains = _apply.Domains(*_registry.all_maps())   # any key any module wrote
     applied = applied_values(journal)
     originals = journal.originals()
     targets = journal.targets()
     # every key read at once: a domain that reads many targets in one tool run (packages, rings) does so
-    live = domains.read_values(host, list(originals) + sorted(set(
+    keys = list(originals) + sorted(set(
         key for modules in targets.values() for entry in modules.values() for key in entry["keys"]
-        if key not in originals and not key.startswith("dir:"))))
+        if key not in originals and not key.startswith("dir:")))
+    # the domains of these keys, any module's (the others are not even imported: the health check runs this)
+    domains = _apply.Domains(*_registry.for_keys(keys + list(applied)))
+    live = domains.read_values(host, keys)
     for key, original in originals.items():
         current = live[key]
         if isinstance(current, HostError):
