@@ -463,8 +463,8 @@ def test_the_budget_ends_the_drift_stage_at_any_checkpoint_between_its_domains_a
     each of the journal's domains and each directory of its files.  Cut at every one of them in turn, the stage
     is named as not read and nothing it half read is judged."""
     n = lab(tmp_path)
-    sysctl_tuning.run(FakeModule(sysctl_tuning.ARGUMENT_SPEC, {"sysctls": {"net.ipv4.tcp_sack": "0"}, "context": "host",
-                                                              "mode": "both"}), n.host())
+    params = {"sysctls": {"net.ipv4.tcp_sack": "0"}, "context": "host", "mode": "both"}
+    sysctl_tuning.run(FakeModule(sysctl_tuning.ARGUMENT_SPEC, params), n.host())
     n.sysctl("net.ipv4.tcp_sack", "1")                                  # a drift any completed read would drain on
     host = n.host()
     seen = []
@@ -474,14 +474,19 @@ def test_the_budget_ends_the_drift_stage_at_any_checkpoint_between_its_domains_a
     assert len(seen) == 4                     # before the domains dir, file and sysctl, and the directory /etc/sysctl.d
     for cut in range(len(seen)):
         host = n.host()
-        calls = []
-
-        def checkpoint(cut=cut, calls=calls):
-            calls.append(1)
-            if len(calls) > cut:
-                raise _health.BudgetSpent("the rest of the read not done: the time budget is spent")
-        host.on_checkpoint = checkpoint
+        host.on_checkpoint = _spent_after(cut)
         out = _health.run(host, dict(OPTS), None, None)
         assert out["facts"]["skipped"] == ["drift"] and "drift" not in out["facts"], cut
         assert [f["code"] for f in out["findings"] if f["severity"] == "drain"] == [], cut
         assert "not read: drift" in [f for f in out["findings"] if f["code"] == "budget.exceeded"][0]["evidence"]
+
+
+def _spent_after(calls):
+    """A checkpoint that lets ``calls`` checkpoints pass, then says the budget is spent."""
+    passed = []
+
+    def checkpoint():
+        if len(passed) >= calls:
+            raise _health.BudgetSpent("the rest of the read not done: the time budget is spent")
+        passed.append(1)
+    return checkpoint
