@@ -92,11 +92,11 @@ def port_netdevs(host):
     or answers what this does not take (the caller runs ``rdma -j link show`` then, as before)."""
     def dump(send, recv, request, seq, kind, read):
         send(request)
-        datagrams, done = [], False
-        while not done:
-            datagrams.append(recv())
-            done = read_dump(datagrams[-1:], seq, kind, read)[1]
-        return read_dump(datagrams, seq, kind, read)[0]
+        out, done = [], False
+        while not done:                 # each datagram read once, until the one with NLMSG_DONE
+            got, done = read_dump([recv()], seq, kind, read)
+            out.extend(got)
+        return out
 
     def dialog(send, recv):
         indexes = dump(send, recv, devices_request(1), 1, DEV_GET, device_index)
